@@ -1,0 +1,45 @@
+// Regenerates everything derived from openapi/openapi.yaml: the public bundle (x-internal
+// operations stripped) as YAML and JSON, and the TypeScript types of both the public and the
+// full (internal-included) contract. `--check` fails when committed types are stale.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+
+const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const root = resolve(pkgDir, "../..");
+const bin = (name) => join(root, "node_modules/.bin", name);
+const check = process.argv.includes("--check");
+const env = { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" };
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+
+const bundleDir = join(root, "openapi/dist");
+mkdirSync(bundleDir, { recursive: true });
+const publicYaml = join(bundleDir, "openapi.public.yaml");
+run(bin("redocly"), ["bundle", "public@v2", "-o", publicYaml]);
+writeFileSync(join(bundleDir, "openapi.public.json"), JSON.stringify(parse(readFileSync(publicYaml, "utf8")), null, 2) + "\n");
+
+const outDir = join(pkgDir, "src/generated");
+mkdirSync(outDir, { recursive: true });
+const targets = [
+  { input: publicYaml, output: join(outDir, "public.ts") },
+  { input: join(root, "openapi/openapi.yaml"), output: join(outDir, "full.ts") },
+];
+// openapi-typescript reads redocly.yaml from its cwd; run it from an empty folder so the
+// project's multi-API lint config does not apply to type generation.
+const cwd = mkdtempSync(join(tmpdir(), "ars-ots-"));
+let stale = false;
+for (const { input, output } of targets) {
+  const args = [input, "-o", output, "--root-types", "--root-types-no-schema-prefix", "--alphabetize"];
+  if (check) args.push("--check");
+  try {
+    execFileSync(bin("openapi-typescript"), args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  } catch (err) {
+    if (!check) throw err;
+    stale = true;
+    process.stderr.write(`${output} is stale: run \`npm run generate\` and commit it.\n`);
+  }
+}
+if (stale) process.exit(1);

@@ -1,0 +1,2 @@
+// The public contract's types. Internal (x-internal) operations live in "./internal".
+export type * from "./generated/public.js";
