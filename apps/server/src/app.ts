@@ -1,0 +1,62 @@
+import express, { type Express } from "express";
+import type { Database } from "./db/client.js";
+import { accessLog } from "./http/access-log.js";
+import { authenticate } from "./http/auth.js";
+import type { OperationIndex } from "./http/operations.js";
+import { notFound, problemHandler } from "./http/problem.js";
+import { rateLimiter } from "./http/rate-limit.js";
+import { requestId } from "./http/request-id.js";
+import { contractValidator } from "./http/validator.js";
+import type { Logger } from "./lib/logger.js";
+import { codingEvaluationsRoutes } from "./routes/coding-evaluations.routes.js";
+import { internalRoutes } from "./routes/internal.routes.js";
+import { questionSetsRoutes } from "./routes/question-sets.routes.js";
+import { webhookDeliveriesRoutes } from "./routes/webhook-deliveries.routes.js";
+import { webhookEndpointsRoutes } from "./routes/webhook-endpoints.routes.js";
+import type { Services } from "./services/index.js";
+
+export interface AppDeps {
+  db: Database;
+  services: Services;
+  operations: OperationIndex;
+  logger: Logger;
+  specPath: string;
+  validateResponses: boolean;
+  bodyLimitBytes: number;
+  rateLimitPerMinute: number;
+}
+
+/**
+ * The HTTP app, without listening. Order matters: request id → access log → health → auth
+ * (before any resource work) → rate limit → body → contract validation → routes → problems.
+ */
+export function buildApp(d: AppDeps): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(requestId);
+  app.use(accessLog(d.logger));
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    try {
+      await d.db.query("SELECT 1");
+      res.json({ status: "ready" });
+    } catch {
+      res.status(503).json({ status: "database unreachable" });
+    }
+  });
+  app.use(authenticate(d.operations, d.services.tokens.verify));
+  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
+  app.use(express.json({ limit: d.bodyLimitBytes, type: ["application/json", "application/*+json"] }));
+  app.use(contractValidator(d.specPath, d.validateResponses));
+  app.use(questionSetsRoutes(d.services.questionSets));
+  app.use(codingEvaluationsRoutes(d.services.codingEvaluations));
+  app.use(webhookEndpointsRoutes(d.services.webhookEndpoints));
+  app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
+  app.use(internalRoutes(d.services));
+  app.use(notFound);
+  app.use(problemHandler(d.logger));
+  return app;
+}

@@ -1,0 +1,133 @@
+import { resolve } from "node:path";
+import { DEFAULT_JITTER, DEFAULT_MIN_BACKOFF_MS, DEFAULT_SCHEDULE_MS } from "./delivery/retry-schedule.js";
+
+/** Everything the process can be told, validated once at start-up. */
+export interface Config {
+  host: string;
+  port: number;
+  /** PostgreSQL when set; otherwise the embedded PGlite in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Embedded database in memory (tests). */
+  inMemory: boolean;
+  /** base64 of 32 bytes; on the embedded database a key is created in `dataDir` when absent. */
+  encryptionKey: string | undefined;
+  logLevel: string;
+  /** Validate every response against the contract (tests; costs ~50 µs a request). */
+  validateResponses: boolean;
+  /** Requests per minute per token; 0 turns rate limiting off. */
+  rateLimitPerMinute: number;
+  bodyLimitBytes: number;
+  /** Extra CIDRs receivers may resolve to (local development and tests only). */
+  allowCidrs: string[];
+  /** `name=addr[,addr]` pairs answered without DNS (local development and tests only). */
+  staticHosts: Record<string, string[]>;
+  /** PEM file of an extra CA trusted for receivers (local development only). */
+  extraCaFile: string | undefined;
+  /** Run the delivery engine inside this process. */
+  dispatcher: boolean;
+  delivery: DeliveryConfig;
+}
+
+export interface DeliveryConfig {
+  scheduleMs: number[];
+  jitter: number;
+  minBackoffMs: number;
+  connectTimeoutMs: number;
+  totalTimeoutMs: number;
+  maxResponseBytes: number;
+  leaseMs: number;
+  pollIntervalMs: number;
+  batchSize: number;
+  concurrency: number;
+  perEndpointConcurrency: number;
+  /** An endpoint still failing after this long is disabled (`failing`). */
+  failingDisableAfterMs: number;
+  /** How long the previous secret keeps signing after a rotation. */
+  rotationGraceMs: number;
+  userAgent: string;
+}
+
+export const DEFAULT_DELIVERY: DeliveryConfig = {
+  scheduleMs: [...DEFAULT_SCHEDULE_MS],
+  jitter: DEFAULT_JITTER,
+  minBackoffMs: DEFAULT_MIN_BACKOFF_MS,
+  connectTimeoutMs: 5_000,
+  totalTimeoutMs: 15_000,
+  maxResponseBytes: 64 * 1024,
+  leaseMs: 60_000,
+  pollIntervalMs: 1_000,
+  batchSize: 50,
+  concurrency: 64,
+  perEndpointConcurrency: 8,
+  failingDisableAfterMs: 5 * 24 * 3600_000,
+  rotationGraceMs: 24 * 3600_000,
+  userAgent: "AuditReviewService-Webhooks/2.0",
+};
+
+type Env = Record<string, string | undefined>;
+
+class ConfigError extends Error {}
+
+function int(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(`${name} must be true or false`);
+}
+
+function list(env: Env, name: string): string[] {
+  return (env[name] ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+function staticHosts(env: Env): Record<string, string[]> {
+  const map: Record<string, string[]> = {};
+  for (const pair of (env.ARS_STATIC_HOSTS ?? "").split(";").map((s) => s.trim()).filter(Boolean)) {
+    const [name, addrs] = pair.split("=");
+    if (!name || !addrs) throw new ConfigError("ARS_STATIC_HOSTS must look like name=addr[,addr];name2=addr");
+    map[name.toLowerCase()] = addrs.split(",").map((a) => a.trim());
+  }
+  return map;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const schedule = list(env, "ARS_RETRY_SCHEDULE_MS").map(Number);
+  if (schedule.some((n) => !Number.isInteger(n) || n < 0)) throw new ConfigError("ARS_RETRY_SCHEDULE_MS must be a comma list of integers");
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError("DATABASE_URL must be a postgresql:// URL");
+  return {
+    host: env.ARS_HOST ?? "127.0.0.1",
+    port: int(env, "PORT", 3000),
+    databaseUrl,
+    dataDir: resolve(env.ARS_DATA_DIR ?? ".data"),
+    inMemory: false,
+    encryptionKey: env.ARS_ENCRYPTION_KEY || undefined,
+    logLevel: env.ARS_LOG_LEVEL ?? "info",
+    validateResponses: bool(env, "ARS_VALIDATE_RESPONSES", false),
+    rateLimitPerMinute: int(env, "ARS_RATE_LIMIT_PER_MINUTE", 1200),
+    bodyLimitBytes: int(env, "ARS_BODY_LIMIT_BYTES", 1024 * 1024, 1),
+    allowCidrs: list(env, "ARS_ALLOW_PRIVATE_CIDRS"),
+    staticHosts: staticHosts(env),
+    extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
+    dispatcher: bool(env, "ARS_DISPATCHER", true),
+    delivery: {
+      ...DEFAULT_DELIVERY,
+      scheduleMs: schedule.length ? schedule : [...DEFAULT_SCHEDULE_MS],
+      leaseMs: int(env, "ARS_DELIVERY_LEASE_MS", DEFAULT_DELIVERY.leaseMs, 1),
+      pollIntervalMs: int(env, "ARS_DELIVERY_POLL_MS", DEFAULT_DELIVERY.pollIntervalMs, 1),
+      concurrency: int(env, "ARS_DELIVERY_CONCURRENCY", DEFAULT_DELIVERY.concurrency, 1),
+      perEndpointConcurrency: int(env, "ARS_DELIVERY_PER_ENDPOINT_CONCURRENCY", DEFAULT_DELIVERY.perEndpointConcurrency, 1),
+    },
+  };
+}
+
+export { ConfigError };

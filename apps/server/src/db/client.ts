@@ -1,0 +1,12 @@
+// Opens the database the configuration asks for: PostgreSQL when a URL is given (production,
+// scale-out), otherwise the embedded PGlite (zero setup). Callers see one `Database` either way.
+import { openPglite } from "./pglite.js";
+import { openPostgres } from "./postgres.js";
+import type { Database, OpenDatabaseOptions } from "./types.js";
+
+export type { Database, OpenDatabaseOptions, Row, SqlExecutor } from "./types.js";
+
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize);
+  return openPglite({ dataDir: opts.dataDir, inMemory: opts.inMemory });
+}

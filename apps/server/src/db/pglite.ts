@@ -1,0 +1,73 @@
+// Embedded PGlite: one in-process PostgreSQL with a single connection, so Prisma, raw SQL and
+// LISTEN all share it and concurrent queries run one after another.
+import { mkdirSync } from "node:fs";
+import { PGlite, type Transaction } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../generated/prisma/client.js";
+import { pgliteForPrismaAdapter } from "./pglite-errors.js";
+import { sharedParsers } from "./sql-types.js";
+import { assertChannelName, type Database, type Row, type SqlExecutor } from "./types.js";
+
+// The adapter's constructor is typed against the PGlite copy it depends on, which may be another
+// version than ours (see pglite-errors.ts); at run time it only calls query/exec/transaction.
+type AdapterPGlite = ConstructorParameters<typeof PrismaPGlite>[0];
+
+function executor(target: PGlite | Transaction): SqlExecutor {
+  return {
+    async query<T = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
+      const result = await target.query<T>(sql, params, { parsers: sharedParsers });
+      return result.rows;
+    },
+    async exec(sql: string): Promise<void> {
+      await target.exec(sql);
+    },
+  };
+}
+
+export async function openPglite(opts: { dataDir?: string | undefined; inMemory?: boolean | undefined }): Promise<Database> {
+  let pg: PGlite;
+  if (opts.inMemory) {
+    pg = await PGlite.create();
+  } else if (opts.dataDir) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    pg = await PGlite.create(opts.dataDir);
+  } else {
+    throw new Error("openDatabase: give databaseUrl (PostgreSQL), dataDir (embedded database) or inMemory");
+  }
+
+  const adapterPg = await pgliteForPrismaAdapter(pg);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(adapterPg as unknown as AdapterPGlite) });
+  const raw = executor(pg);
+
+  return {
+    kind: "pglite",
+    prisma,
+    query: raw.query,
+    exec: raw.exec,
+
+    transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      return pg.transaction((tx) => fn(executor(tx)));
+    },
+
+    async listen(channel, handler) {
+      assertChannelName(channel);
+      const unsubscribe = await pg.listen(channel, handler);
+      let active = true;
+      return async () => {
+        if (!active) return;
+        active = false;
+        await unsubscribe();
+      };
+    },
+
+    async notify(channel, payload = "") {
+      assertChannelName(channel);
+      await pg.query("SELECT pg_notify($1, $2)", [channel, payload]);
+    },
+
+    async close() {
+      await prisma.$disconnect();
+      await pg.close();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import type { PrismaClient } from "../generated/prisma/client.js";
+
+export type Row = Record<string, unknown>;
+
+/** Raw SQL, for what Prisma cannot express (FOR UPDATE SKIP LOCKED, advisory locks, EXPLAIN, ...). */
+export interface SqlExecutor {
+  /**
+   * One statement with `$1…` parameters. Pass jsonb parameters as JSON strings (node-postgres
+   * would turn a JS array into a PostgreSQL array literal). Results: timestamptz → Date,
+   * int8 → number (bigint beyond 2^53), date → Date at UTC midnight, bytea → Buffer,
+   * json/jsonb → parsed, arrays → JS arrays, numeric → string.
+   */
+  query<T = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** A script of one or more statements without parameters (simple query protocol). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends SqlExecutor {
+  readonly kind: "postgres" | "pglite";
+  readonly prisma: PrismaClient;
+  /**
+   * Runs `fn` in one transaction on one connection; commits when it resolves, rolls back when it
+   * throws. On PGlite the single connection is held for the duration: do not call `db.query`
+   * or `db.prisma` from inside `fn` (it would wait for the transaction to end), use `tx`.
+   */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Subscribes `handler` to NOTIFY on `channel` (lower-case identifier). Resolves once the
+   * subscription is active; the returned function unsubscribes. On PostgreSQL a dedicated
+   * connection listens and reconnects when dropped; notifications sent while it is down are
+   * lost, so consumers keep a poll as a safety net.
+   */
+  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** `postgresql://…`: use PostgreSQL. Absent: embedded PGlite. */
+  databaseUrl?: string | undefined;
+  /** PGlite data directory (created if missing). */
+  dataDir?: string | undefined;
+  /** PGlite in memory (tests); wins over `dataDir`. */
+  inMemory?: boolean | undefined;
+  /** PostgreSQL pool size shared by Prisma and raw queries (default 10). */
+  poolSize?: number | undefined;
+}
+
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Channel names are restricted to plain lower-case identifiers: PostgreSQL folds unquoted names
+ * and PGlite's listen() folds them too, so anything else would behave differently per engine.
+ */
+export function assertChannelName(channel: string): void {
+  if (!CHANNEL_NAME.test(channel)) {
+    throw new Error(`invalid notification channel ${JSON.stringify(channel)}: use a lower-case identifier`);
+  }
+}

@@ -1,0 +1,320 @@
+import type { LookupAddress, LookupOptions } from "node:dns";
+import { isIP, type LookupFunction } from "node:net";
+import type { Readable } from "node:stream";
+import { rootCertificates } from "node:tls";
+import { Agent, buildConnector } from "undici";
+import type { AddressPolicy } from "../net/ip-policy.js";
+import type { ResolvedAddress, Resolver } from "../net/resolver.js";
+
+export type SendErrorCode =
+  | "connection_error"
+  | "timeout"
+  | "tls_error"
+  | "dns_error"
+  | "destination_blocked"
+  | "unexpected_status";
+
+export interface SendError {
+  code: SendErrorCode;
+  /** Safe to store and show: never contains header values, bodies or credentials. */
+  message: string;
+}
+
+export interface SendOutcome {
+  /** true for 2xx only */
+  ok: boolean;
+  status: number | null;
+  headers: Record<string, string>;
+  durationMs: number;
+  error: SendError | null;
+}
+
+export interface SendRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface RawRequest {
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  /** defaults to the sender's maxResponseBytes */
+  maxResponseBytes?: number;
+}
+
+export interface RawOutcome extends SendOutcome {
+  /** the first maxResponseBytes of the body, UTF-8 decoded */
+  body: string;
+  truncated: boolean;
+  /** the parsed body when it is complete, valid JSON; otherwise undefined */
+  json: unknown;
+}
+
+export interface Sender {
+  /** One webhook attempt: POST, no redirects, body read capped and thrown away. */
+  send(req: SendRequest): Promise<SendOutcome>;
+  /** Same agent, same address pinning: for OAuth2 token fetches and the like. */
+  request(req: RawRequest): Promise<RawOutcome>;
+  close(): Promise<void>;
+}
+
+export interface SenderOptions {
+  resolver: Resolver;
+  addressPolicy: AddressPolicy;
+  connectTimeoutMs?: number;
+  totalTimeoutMs?: number;
+  maxResponseBytes?: number;
+  /** Extra CA to trust (tests, local development); Node's default roots stay trusted. */
+  ca?: string | Buffer;
+  userAgent: string;
+}
+
+const BLOCKED = "ERR_DESTINATION_BLOCKED";
+const TOTAL_TIMEOUT = "ERR_TOTAL_TIMEOUT";
+
+function codedError(code: string, message: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+function unbracket(hostname: string): string {
+  return hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
+}
+
+/**
+ * A `net` lookup that answers only with addresses the policy allows, so the socket connects to
+ * exactly the addresses vetted here and Node never resolves the name a second time (no DNS
+ * rebinding between check and connect). Any disallowed answer refuses the whole name.
+ */
+export function createPinnedLookup(resolver: Resolver, addressPolicy: AddressPolicy): LookupFunction {
+  async function vetted(hostname: string, family: LookupOptions["family"]): Promise<ResolvedAddress[]> {
+    const answers = await resolver(hostname);
+    const blocked = answers.find(({ address }) => !addressPolicy.isAllowed(address));
+    if (blocked) throw codedError(BLOCKED, `${hostname} resolves to ${blocked.address}, which is not an allowed destination`);
+    const wanted = family === 4 || family === "IPv4" ? 4 : family === 6 || family === "IPv6" ? 6 : 0;
+    const usable = wanted === 0 ? answers : answers.filter((a) => a.family === wanted);
+    if (usable.length === 0) throw codedError("ENOTFOUND", `no usable address for ${hostname}`);
+    return usable;
+  }
+
+  return (hostname, options, callback) => {
+    vetted(hostname, options.family).then(
+      // Node 20's happy-eyeballs path asks with { all: true } and wants the array form.
+      (usable) =>
+        process.nextTick(() => {
+          if (options.all) callback(null, usable.map((a): LookupAddress => ({ ...a })));
+          else callback(null, usable[0]!.address, usable[0]!.family);
+        }),
+      (err: NodeJS.ErrnoException) => process.nextTick(() => callback(err, options.all ? [] : "")),
+    );
+  };
+}
+
+function collectCodes(err: unknown, into: string[] = [], depth = 0): string[] {
+  if (depth > 5 || typeof err !== "object" || err === null) return into;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === "string") into.push(e.code);
+  collectCodes(e.cause, into, depth + 1);
+  // Happy eyeballs reports every failed address through an AggregateError.
+  if (Array.isArray(e.errors)) for (const inner of e.errors) collectCodes(inner, into, depth + 1);
+  return into;
+}
+
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT", TOTAL_TIMEOUT]);
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NODATA", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
+const TLS_CODES = new Set([
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "HOSTNAME_MISMATCH",
+  "INVALID_CA",
+  "INVALID_PURPOSE",
+  "EPROTO",
+]);
+const isTlsCode = (code: string) =>
+  TLS_CODES.has(code) || /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_)/.test(code);
+
+export interface ClassifyContext {
+  hostname: string;
+  connectTimeoutMs: number;
+  totalTimeoutMs: number;
+}
+
+/** Maps whatever undici or Node threw onto DESIGN.md §2's `last_error.code` vocabulary. */
+export function classifyError(err: unknown, ctx: ClassifyContext): SendError {
+  const codes = collectCodes(err);
+  const first = (test: (c: string) => boolean) => codes.find(test);
+
+  if (codes.includes(BLOCKED)) {
+    const message = err instanceof Error && (err as { code?: string }).code === BLOCKED ? err.message : `${ctx.hostname} is not an allowed destination`;
+    return { code: "destination_blocked", message };
+  }
+  const timeout = first((c) => TIMEOUT_CODES.has(c));
+  if (timeout === "UND_ERR_CONNECT_TIMEOUT") return { code: "timeout", message: `could not connect to ${ctx.hostname} within ${ctx.connectTimeoutMs} ms` };
+  if (timeout) return { code: "timeout", message: `${ctx.hostname} did not answer within ${ctx.totalTimeoutMs} ms` };
+  const tls = first(isTlsCode);
+  if (tls) return { code: "tls_error", message: `TLS with ${ctx.hostname} failed (${tls})` };
+  const dns = first((c) => DNS_CODES.has(c));
+  if (dns) return { code: "dns_error", message: `could not resolve ${ctx.hostname} (${dns})` };
+  const other = codes[0];
+  return { code: "connection_error", message: `connection to ${ctx.hostname} failed${other ? ` (${other})` : ""}` };
+}
+
+async function readCapped(body: Readable, cap: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const room = cap - size;
+      if (chunk.length > room) {
+        chunks.push(chunk.subarray(0, room));
+        truncated = true;
+        break; // leaving the loop destroys the stream: the rest is never read
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+  } catch {
+    // The status line already is the receiver's answer; a body cut short changes nothing.
+    truncated = true;
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  return { bytes: Buffer.concat(chunks), truncated };
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    // A receiver's cookies are its own session state; nothing of ours should ever store them.
+    if (value === undefined || name === "set-cookie") continue;
+    flat[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return flat;
+}
+
+// Framing and routing headers are the transport's job; a stored header set must never override them.
+const TRANSPORT_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "expect", "te", "trailer", "proxy-connection", "user-agent"]);
+
+function outgoingHeaders(headers: Record<string, string>, userAgent: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!TRANSPORT_HEADERS.has(name.toLowerCase())) out[name] = value;
+  }
+  out["user-agent"] = userAgent;
+  return out;
+}
+
+function preflight(raw: string): { url: URL } | { error: SendError } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { error: { code: "destination_blocked", message: "destination is not a valid URL" } };
+  }
+  if (url.protocol !== "https:") return { error: { code: "destination_blocked", message: "only https destinations are allowed" } };
+  if (url.username || url.password) return { error: { code: "destination_blocked", message: "destination URL must not carry credentials" } };
+  // Node skips the lookup hook for IP literals, so the policy would never see them.
+  if (isIP(unbracket(url.hostname)) !== 0) {
+    return { error: { code: "destination_blocked", message: "IP-literal destinations are not allowed" } };
+  }
+  return { url };
+}
+
+export function createSender({
+  resolver,
+  addressPolicy,
+  connectTimeoutMs = 5000,
+  totalTimeoutMs = 15000,
+  maxResponseBytes = 65536,
+  ca,
+  userAgent,
+}: SenderOptions): Sender {
+  const connector = buildConnector({
+    lookup: createPinnedLookup(resolver, addressPolicy),
+    timeout: connectTimeoutMs,
+    rejectUnauthorized: true,
+    // Passing `ca` to tls replaces the default roots; keep them and add ours.
+    ...(ca ? { ca: [...rootCertificates, ca.toString()] } : {}),
+  });
+  const agent = new Agent({
+    connect(options, callback) {
+      // Second line of defence for callers that skip preflight().
+      if (isIP(unbracket(options.hostname)) !== 0) {
+        callback(codedError(BLOCKED, "IP-literal destinations are not allowed"), null);
+        return;
+      }
+      connector(options, callback);
+    },
+    headersTimeout: totalTimeoutMs,
+    bodyTimeout: totalTimeoutMs,
+  });
+
+  async function exchange(req: Required<Omit<RawRequest, "body">> & { body: string | undefined }): Promise<RawOutcome> {
+    const started = performance.now();
+    const done = (fields: Omit<RawOutcome, "durationMs">): RawOutcome => ({ ...fields, durationMs: Math.round(performance.now() - started) });
+    const empty = { status: null, headers: {}, body: "", truncated: false, json: undefined, ok: false };
+
+    const checked = preflight(req.url);
+    if ("error" in checked) return done({ ...empty, error: checked.error });
+    const { url } = checked;
+
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(codedError(TOTAL_TIMEOUT, "total timeout")), totalTimeoutMs);
+    try {
+      const res = await agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers: outgoingHeaders(req.headers, userAgent),
+        body: req.body,
+        signal: controller.signal,
+      });
+      const status = res.statusCode;
+      const headers = flattenHeaders(res.headers);
+      const { bytes, truncated } = await readCapped(res.body, req.maxResponseBytes);
+      const ok = status >= 200 && status < 300;
+      const body = bytes.toString("utf8");
+      return done({
+        ok,
+        status,
+        headers,
+        body,
+        truncated,
+        json: truncated ? undefined : parseJson(body),
+        error: ok ? null : { code: "unexpected_status", message: `receiver answered ${status}` },
+      });
+    } catch (err) {
+      const cause = controller.signal.aborted ? controller.signal.reason : err;
+      return done({ ...empty, error: classifyError(cause, { hostname: url.hostname, connectTimeoutMs, totalTimeoutMs }) });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async send({ url, headers, body }) {
+      const { ok, status, headers: responseHeaders, durationMs, error } = await exchange({
+        url,
+        method: "POST",
+        headers,
+        body,
+        maxResponseBytes,
+      });
+      return { ok, status, headers: responseHeaders, durationMs, error };
+    },
+    request({ url, method = "POST", headers = {}, body, maxResponseBytes: cap = maxResponseBytes }) {
+      return exchange({ url, method, headers, body, maxResponseBytes: cap });
+    },
+    close: () => agent.close(),
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,47 @@
+import { createHmac, randomBytes } from "node:crypto";
+
+const SECRET_PREFIX = "whsec_";
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+function signingKey(secret: string): Buffer {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : "";
+  if (!BASE64.test(encoded)) {
+    // Never include the secret itself in the error.
+    throw new TypeError("signing secret must be whsec_ followed by base64");
+  }
+  return Buffer.from(encoded, "base64");
+}
+
+export interface SignatureInput {
+  /** webhook-id */
+  id: string;
+  /** webhook-timestamp, unix seconds */
+  timestamp: number | string;
+  /** the exact body bytes sent, as a string */
+  body: string;
+  /** current secret first; during rotation the previous one too */
+  secrets: string[];
+}
+
+/** Standard Webhooks `webhook-signature`: one space-separated `v1,<base64>` per secret. */
+export function signatureHeader({ id, timestamp, body, secrets }: SignatureInput): string {
+  if (secrets.length === 0) throw new TypeError("at least one signing secret is required");
+  const content = `${id}.${timestamp}.${body}`;
+  return secrets
+    .map((secret) => `v1,${createHmac("sha256", signingKey(secret)).update(content, "utf8").digest("base64")}`)
+    .join(" ");
+}
+
+/** `x-signature-256` for receivers built against the old scheme: keyed by the secret string itself. */
+export function legacySignature(secret: string, body: string): string {
+  return `sha256=${createHmac("sha256", secret).update(body, "utf8").digest("hex")}`;
+}
+
+export function generateSigningSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString("base64");
+}
+
+/** What reads may show of a secret: enough to tell two apart, too little to use. */
+export function secretHint(secret: string): string {
+  return `${SECRET_PREFIX}…${secret.slice(-4)}`;
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Config } from "./config.js";
+import { openDatabase, type Database } from "./db/client.js";
+import { migrate } from "./db/migrate.js";
+import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
+import { createLogger, type Logger } from "./lib/logger.js";
+import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
+import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
+import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
+import { createServices, type Services } from "./services/index.js";
+
+/** Replaceable pieces, for tests and local development (never needed in production). */
+export interface DepsOverrides {
+  logger?: Logger;
+  resolver?: Resolver;
+  /** Extra CA (PEM) trusted for receivers. */
+  extraCa?: string | Buffer;
+  /** Apply migrations at start (always on the embedded database). */
+  migrate?: boolean;
+}
+
+export interface Deps {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  secretBox: SecretBox;
+  resolver: Resolver;
+  addressPolicy: AddressPolicy;
+  extraCa: string | Buffer | undefined;
+  signal: QueueSignal;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** A resolver that answers configured names itself and asks DNS for the rest. */
+function withStaticHosts(hosts: Record<string, string[]>, fallback: Resolver): Resolver {
+  if (!Object.keys(hosts).length) return fallback;
+  const fixed = staticResolver(hosts);
+  return (name) => (hosts[name.toLowerCase().replace(/\.$/, "")] ? fixed(name) : fallback(name));
+}
+
+/** The composition root: everything a process role needs, built once. */
+export async function createDeps(config: Config, o: DepsOverrides = {}): Promise<Deps> {
+  const logger = o.logger ?? createLogger({ level: config.logLevel });
+  const embedded = !config.databaseUrl;
+  const key = config.inMemory && !config.encryptionKey
+    ? randomBytes(32)
+    : loadEncryptionKey({ envValue: config.encryptionKey, dataDir: embedded ? config.dataDir : undefined });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory });
+  try {
+    if (embedded || o.migrate) await migrate(db);
+    const signal = await createQueueSignal(db, (err) => logger.warn({ err: String(err) }, "delivery notify failed"));
+    const secretBox = createSecretBox(key);
+    const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
+    const addressPolicy = createAddressPolicy({ allowCidrs: config.allowCidrs });
+    const services = createServices({
+      db,
+      secretBox,
+      urlCheck: { resolver, addressPolicy },
+      rotationGraceMs: config.delivery.rotationGraceMs,
+      onQueued: () => signal.notify(),
+    });
+    const extraCa = o.extraCa ?? (config.extraCaFile ? readFileSync(config.extraCaFile) : undefined);
+    return {
+      config,
+      db,
+      logger,
+      secretBox,
+      resolver,
+      addressPolicy,
+      extraCa,
+      signal,
+      services,
+      async close() {
+        await signal.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,27 @@
+import type { RequestHandler } from "express";
+import { InsufficientScopeError, UnauthenticatedError } from "../lib/errors.js";
+import type { AuthContext } from "./context.js";
+import type { OperationIndex } from "./operations.js";
+
+export type TokenVerifier = (token: string) => Promise<AuthContext | null>;
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
+
+/**
+ * Authenticates and authorizes every contract operation before any other work: the token
+ * decides the org, the contract decides the scope. Unknown routes pass through to the 404.
+ */
+export function authenticate(operations: OperationIndex, verify: TokenVerifier): RequestHandler {
+  return async (req, _res, next) => {
+    const op = operations.match(req.method, req.path);
+    if (!op) return next();
+    req.operationId = op.operationId;
+    const match = BEARER.exec(req.get("authorization") ?? "");
+    const auth = match ? await verify(match[1]!) : null;
+    if (!auth) throw new UnauthenticatedError();
+    const missing = op.requiredScopes.filter((s) => !auth.scopes.includes(s));
+    if (missing.length) throw new InsufficientScopeError(op.requiredScopes);
+    req.auth = auth;
+    next();
+  };
+}

@@ -1,0 +1,23 @@
+import { rateLimit } from "express-rate-limit";
+import type { RequestHandler } from "express";
+import { AppError } from "../lib/errors.js";
+import { sendProblem } from "./problem.js";
+
+/** A fixed one-minute window per token (per client address before authentication). */
+export function rateLimiter(perMinute: number): RequestHandler {
+  return rateLimit({
+    windowMs: 60_000,
+    limit: perMinute,
+    standardHeaders: "draft-7",
+    legacyHeaders: false,
+    keyGenerator: (req) => req.auth?.tokenId ?? `ip:${req.ip}`,
+    validate: { keyGeneratorIpFallback: false },
+    handler: (req, res) => {
+      const reset = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      const seconds = Math.max(1, Math.ceil(((reset?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
+      sendProblem(req, res, new AppError(429, "RATE_LIMITED", "Rate limited", `Too many requests; retry after ${seconds} seconds.`, undefined, {
+        "Retry-After": String(seconds),
+      }));
+    },
+  });
+}

@@ -1,0 +1,72 @@
+import type { ErrorCode, ProblemIssue } from "@audit-review/api-types/internal";
+
+/**
+ * The one error vocabulary of the service. Services throw these; `http/problem.ts` is the only
+ * place that turns them (and everything else) into application/problem+json.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly title: string,
+    message: string,
+    readonly issues?: ProblemIssue[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(location: ProblemIssue["location"], name: string, message: string) {
+    super(400, "VALIDATION_ERROR", "Invalid request", `${location === "body" ? "body" : `${location} parameter`} ${name}: ${message}`, [
+      { location, name, message },
+    ]);
+  }
+}
+
+export class InvalidCursorError extends AppError {
+  constructor(name: "starting_after" | "ending_before") {
+    super(400, "INVALID_CURSOR", "Invalid cursor", `${name} is not the id of an item of this list.`, [
+      { location: "query", name, message: "not an item of this list" },
+    ]);
+  }
+}
+
+export class InvalidWebhookUrlError extends AppError {
+  constructor(field: string, reason: string) {
+    super(400, "INVALID_WEBHOOK_URL", "Invalid webhook URL", `${field}: ${reason}`, [
+      { location: "body", name: field, message: reason },
+    ]);
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  constructor(detail = "A valid bearer token is required.") {
+    super(401, "UNAUTHENTICATED", "Unauthenticated", detail, undefined, {
+      "WWW-Authenticate": 'Bearer error="invalid_token"',
+    });
+  }
+}
+
+export class InsufficientScopeError extends AppError {
+  constructor(scopes: readonly string[]) {
+    const scope = scopes.join(" ");
+    super(403, "INSUFFICIENT_SCOPE", "Insufficient scope", `This operation requires the scope ${scope}.`, undefined, {
+      "WWW-Authenticate": `Bearer error="insufficient_scope", scope="${scope}"`,
+    });
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(detail: string) {
+    super(404, "NOT_FOUND", "Not found", detail);
+  }
+}
+
+export class EndpointLimitReachedError extends AppError {
+  constructor(limit: number) {
+    super(409, "ENDPOINT_LIMIT_REACHED", "Endpoint limit reached", `An org can have at most ${limit} webhook endpoints.`);
+  }
+}

@@ -1,0 +1,90 @@
+import type { Prisma, PrismaClient, WebhookEndpoint } from "../generated/prisma/client.js";
+import { listOrder, paginate, type PageRequest } from "./keyset.js";
+
+export type EndpointRow = WebhookEndpoint;
+
+const LIVE_DELIVERY_STATUSES = ["pending", "retrying"];
+
+export function webhookEndpointsRepo(prisma: PrismaClient) {
+  /** Fails the endpoint's queued deliveries; they would otherwise wait for a dispatcher to notice. */
+  const failQueued = (tx: Prisma.TransactionClient, endpointId: string, code: string, message: string, now: Date) =>
+    tx.webhookDelivery.updateMany({
+      where: { endpoint_id: endpointId, status: { in: LIVE_DELIVERY_STATUSES } },
+      data: { status: "failed", last_error_code: code, last_error_message: message, locked_until: null, lease_owner: null, updated_at: now },
+    });
+
+  return {
+    list(orgId: string, status: string | undefined, page: PageRequest) {
+      const where: Prisma.WebhookEndpointWhereInput = { org_id: orgId, deleted_at: null, ...(status && { status }) };
+      return paginate<EndpointRow>(page, {
+        cursor: (id) => prisma.webhookEndpoint.findFirst({ where: { id, org_id: orgId }, select: { id: true, created_at: true } }),
+        rows: (keyset, order, take) =>
+          prisma.webhookEndpoint.findMany({ where: keyset ? { AND: [where, keyset] } : where, orderBy: listOrder(order), take }),
+        count: () => prisma.webhookEndpoint.count({ where }),
+      });
+    },
+
+    findLive(orgId: string, id: string) {
+      return prisma.webhookEndpoint.findFirst({ where: { id, org_id: orgId, deleted_at: null } });
+    },
+
+    /**
+     * Inserts unless the org already has `limit` live endpoints. The org row lock serialises
+     * concurrent creates of one org, so the count cannot go stale between check and insert.
+     */
+    createWithinLimit(data: Prisma.WebhookEndpointUncheckedCreateInput, limit: number): Promise<EndpointRow | null> {
+      return prisma.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT id FROM orgs WHERE id = ${data.org_id} FOR UPDATE`;
+        const live = await tx.webhookEndpoint.count({ where: { org_id: data.org_id, deleted_at: null } });
+        if (live >= limit) return null;
+        return tx.webhookEndpoint.create({ data });
+      });
+    },
+
+    setStatus(orgId: string, id: string, status: "enabled" | "disabled", reason: string | null): Promise<EndpointRow | null> {
+      return prisma.$transaction(async (tx) => {
+        const now = new Date();
+        const { count } = await tx.webhookEndpoint.updateMany({
+          where: { id, org_id: orgId, deleted_at: null },
+          data:
+            status === "disabled"
+              ? { status, disabled_reason: reason, disabled_at: now, updated_at: now }
+              : { status, disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now },
+        });
+        if (!count) return null;
+        if (status === "disabled") await failQueued(tx, id, "endpoint_disabled", "the endpoint was disabled", now);
+        return tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
+      });
+    },
+
+    softDelete(orgId: string, id: string): Promise<boolean> {
+      return prisma.$transaction(async (tx) => {
+        const now = new Date();
+        const { count } = await tx.webhookEndpoint.updateMany({
+          where: { id, org_id: orgId, deleted_at: null },
+          data: { deleted_at: now, updated_at: now },
+        });
+        if (count) await failQueued(tx, id, "endpoint_deleted", "the endpoint was deleted", now);
+        return count > 0;
+      });
+    },
+
+    async rotateSecret(orgId: string, id: string, next: { secret_enc: Uint8Array<ArrayBuffer>; secret_hint: string }, graceMs: number) {
+      const row = await prisma.webhookEndpoint.findFirst({ where: { id, org_id: orgId, deleted_at: null } });
+      if (!row) return null;
+      const now = new Date();
+      return prisma.webhookEndpoint.update({
+        where: { id },
+        data: {
+          previous_secret_enc: row.secret_enc,
+          previous_secret_expires_at: new Date(now.getTime() + graceMs),
+          secret_enc: next.secret_enc,
+          secret_hint: next.secret_hint,
+          updated_at: now,
+        },
+      });
+    },
+  };
+}
+
+export type WebhookEndpointsRepo = ReturnType<typeof webhookEndpointsRepo>;

@@ -1,0 +1,51 @@
+import { Router } from "express";
+import type { IngestCodingEvaluationRequest, IngestQuestionSetRequest, PublishEventRequest } from "@audit-review/api-types/internal";
+import { authOf } from "../http/context.js";
+import { presentCodingEvaluation } from "../presenters/coding-evaluation.presenter.js";
+import { presentQuestionSet } from "../presenters/question-set.presenter.js";
+import { presentWebhookDelivery } from "../presenters/webhook-delivery.presenter.js";
+import { presentCreatedWebhookEndpoint, presentWebhookEndpoint } from "../presenters/webhook-endpoint.presenter.js";
+import type { Services } from "../services/index.js";
+
+/** The x-internal operations: ingestion by the audit pipeline and endpoint administration. */
+export function internalRoutes(s: Services): Router {
+  const endpointPath = "/v2/internal/webhook_endpoints/:endpoint_id";
+  return Router()
+    .post("/v2/internal/question_sets", async function ingestQuestionSet(req, res) {
+      const set = await s.questionSets.ingestQuestionSet(authOf(req), req.body as IngestQuestionSetRequest);
+      res.status(201).location(`/v2/question_sets/${set.id}`).json(presentQuestionSet(set));
+    })
+    .post("/v2/internal/coding_evaluations", async function ingestCodingEvaluation(req, res) {
+      const evaluation = await s.codingEvaluations.ingestCodingEvaluation(authOf(req), req.body as IngestCodingEvaluationRequest);
+      res.status(201).location(`/v2/coding_evaluations/${evaluation.id}`).json(presentCodingEvaluation(evaluation));
+    })
+    .post("/v2/internal/events", async function publishEvent(req, res) {
+      const body = req.body as PublishEventRequest;
+      const out = await s.events.publishEvent(authOf(req), body);
+      res.status(out.created ? 201 : 200).json({
+        object: "event",
+        id: body.id,
+        type: body.type,
+        created: out.created,
+        deliveries_created: out.deliveriesCreated,
+      });
+    })
+    .delete(endpointPath, async function deleteWebhookEndpoint(req, res) {
+      await s.webhookEndpoints.deleteWebhookEndpoint(authOf(req), req.params.endpoint_id!);
+      res.status(204).end();
+    })
+    .post(`${endpointPath}/disable`, async function disableWebhookEndpoint(req, res) {
+      res.json(presentWebhookEndpoint(await s.webhookEndpoints.disableWebhookEndpoint(authOf(req), req.params.endpoint_id!)));
+    })
+    .post(`${endpointPath}/enable`, async function enableWebhookEndpoint(req, res) {
+      res.json(presentWebhookEndpoint(await s.webhookEndpoints.enableWebhookEndpoint(authOf(req), req.params.endpoint_id!)));
+    })
+    .post(`${endpointPath}/rotate_secret`, async function rotateWebhookEndpointSecret(req, res) {
+      const { endpoint, secret } = await s.webhookEndpoints.rotateWebhookEndpointSecret(authOf(req), req.params.endpoint_id!);
+      res.json(presentCreatedWebhookEndpoint(endpoint, secret));
+    })
+    .post(`${endpointPath}/send_test`, async function sendTestWebhook(req, res) {
+      const deliveryId = await s.events.sendTestWebhook(authOf(req), req.params.endpoint_id!);
+      res.status(201).json(presentWebhookDelivery(await s.webhookDeliveries.getDelivery(authOf(req), deliveryId)));
+    });
+}

@@ -1,0 +1,69 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { createServer, type Server } from "node:http";
+import { buildApp } from "./app.js";
+import { DEFAULT_DELIVERY, loadConfig, type Config, type DeliveryConfig } from "./config.js";
+import { createDeps, type Deps, type DepsOverrides } from "./deps.js";
+import { loadOperations } from "./http/operations.js";
+import { SPEC_PATH } from "./lib/paths.js";
+
+export interface StartServerOptions extends Partial<Omit<Config, "delivery">>, DepsOverrides {
+  delivery?: Partial<DeliveryConfig>;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  deps: Deps;
+  db: Deps["db"];
+  services: Deps["services"];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the API (and the delivery engine unless `dispatcher: false`). Options override the
+ * environment's configuration; tests pass `port: 0` and `inMemory: true`.
+ */
+export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
+  const { logger, resolver, extraCa, migrate, delivery, ...overrides } = opts;
+  const base = loadConfig();
+  const config: Config = {
+    ...base,
+    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
+    delivery: { ...DEFAULT_DELIVERY, ...base.delivery, ...delivery },
+  };
+  const deps = await createDeps(config, { logger, resolver, extraCa, migrate });
+  const app = buildApp({
+    db: deps.db,
+    services: deps.services,
+    operations: loadOperations(SPEC_PATH),
+    logger: deps.logger,
+    specPath: SPEC_PATH,
+    validateResponses: config.validateResponses,
+    bodyLimitBytes: config.bodyLimitBytes,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+  });
+  const server: Server = createServer(app);
+  server.listen(config.port, config.host);
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
+    deps,
+    db: deps.db,
+    services: deps.services,
+    /** Stops accepting, lets in-flight requests finish, then closes the database. */
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await closed;
+        await deps.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import type { AuthenticationInput, CreateWebhookEndpointRequest, PayloadField, operations } from "@audit-review/api-types/internal";
+import type { Prisma } from "../generated/prisma/client.js";
+import type { AuthContext } from "../http/context.js";
+import { pageRequest } from "../http/pagination.js";
+import { EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
+import { newId } from "../lib/ids.js";
+import type { SecretBox } from "../lib/secret-box.js";
+import { generateSigningSecret, secretHint } from "../delivery/signing.js";
+import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
+import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
+import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
+
+type ListQuery = NonNullable<operations["listWebhookEndpoints"]["parameters"]["query"]>;
+
+export const ENDPOINT_LIMIT = 20;
+export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
+  "data.documentId",
+  "data.result",
+  "responses",
+  "responses.query",
+  "responses.answer",
+  "responses.context",
+];
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const RESERVED_HEADERS = new Set(["host", "content-type", "content-length", "transfer-encoding", "connection", "user-agent"]);
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Prisma's Bytes is a Uint8Array over a plain ArrayBuffer. */
+const toBytes = (b: Buffer): Uint8Array<ArrayBuffer> => new Uint8Array(b);
+
+export interface WebhookEndpointsDeps {
+  endpoints: WebhookEndpointsRepo;
+  questionSets: QuestionSetsRepo;
+  secretBox: SecretBox;
+  urlCheck: WebhookUrlCheckOptions;
+  rotationGraceMs: number;
+}
+
+/** Splits receiver authentication into what may be shown (config) and what is sealed (secrets). */
+async function receiverAuth(input: AuthenticationInput | undefined, urlCheck: WebhookUrlCheckOptions) {
+  const auth = input ?? { type: "none" as const };
+  switch (auth.type) {
+    case "none":
+      return { type: auth.type, config: {}, secrets: null };
+    case "headers": {
+      for (const [name, value] of Object.entries(auth.headers)) {
+        if (!HEADER_NAME.test(name)) throw new ValidationError("body", "authentication.headers", `"${name}" is not a valid header name`);
+        const lower = name.toLowerCase();
+        if (RESERVED_HEADERS.has(lower) || lower.startsWith("webhook-")) {
+          throw new ValidationError("body", "authentication.headers", `"${name}" is reserved and cannot be set`);
+        }
+        if (!HEADER_VALUE.test(value)) throw new ValidationError("body", "authentication.headers", `the value of "${name}" has characters not allowed in a header`);
+      }
+      return { type: auth.type, config: { header_names: Object.keys(auth.headers) }, secrets: { headers: auth.headers } };
+    }
+    case "basic":
+      return { type: auth.type, config: { username: auth.username }, secrets: { password: auth.password } };
+    case "oauth2_client_credentials": {
+      const check = await checkWebhookUrl(auth.token_url, urlCheck);
+      if (!check.ok) throw new InvalidWebhookUrlError("authentication.token_url", check.reason);
+      return {
+        type: auth.type,
+        config: { token_url: auth.token_url, client_id: auth.client_id, scope: auth.scope ?? null, audience: auth.audience ?? null },
+        secrets: { client_secret: auth.client_secret },
+      };
+    }
+  }
+}
+
+function payloadFields(fields: PayloadField[] | undefined): PayloadField[] {
+  const chosen = fields ?? DEFAULT_PAYLOAD_FIELDS;
+  if (!chosen.includes("responses") && chosen.some((f) => f.startsWith("responses."))) {
+    throw new ValidationError("body", "payload.fields", "responses.query, responses.answer and responses.context need responses");
+  }
+  return chosen;
+}
+
+export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
+  const { endpoints, questionSets, secretBox, urlCheck } = deps;
+
+  const findOrThrow = async (auth: AuthContext, id: string) => {
+    const row = await endpoints.findLive(auth.orgId, id);
+    if (!row) throw new NotFoundError("No webhook endpoint with this id exists in your org.");
+    return row;
+  };
+
+  return {
+    listWebhookEndpoints(auth: AuthContext, query: ListQuery) {
+      return endpoints.list(auth.orgId, query.status, pageRequest(query));
+    },
+
+    async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
+      const url = await checkWebhookUrl(body.url, urlCheck);
+      if (!url.ok) throw new InvalidWebhookUrlError("url", url.reason);
+      const fields = payloadFields(body.payload?.fields);
+      const setIds = body.filters?.question_set_ids ?? [];
+      const known = await questionSets.existingIds(auth.orgId, setIds);
+      const unknown = setIds.find((id) => !known.has(id));
+      if (unknown) throw new ValidationError("body", "filters.question_set_ids", `${unknown} is not a question set of your org`);
+      const receiver = await receiverAuth(body.authentication, urlCheck);
+
+      const secret = generateSigningSecret();
+      const now = new Date();
+      const data: Prisma.WebhookEndpointUncheckedCreateInput = {
+        id: newId(),
+        org_id: auth.orgId,
+        url: body.url,
+        description: body.description ?? null,
+        status: "enabled",
+        event_types: body.event_types ?? ["audit.completed"],
+        filter_question_set_ids: setIds,
+        filter_audit_results: body.filters?.audit_results ?? "all",
+        payload_format: body.payload?.format ?? "standard_v1",
+        payload_fields: fields,
+        payload_result_format: body.payload?.result_format ?? "normalized",
+        payload_responses_filter: body.payload?.responses_filter ?? "all",
+        payload_include_informational: body.payload?.include_informational_questions ?? false,
+        auth_type: receiver.type,
+        auth_config: receiver.config,
+        auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
+        secret_enc: toBytes(secretBox.seal(secret)),
+        secret_hint: secretHint(secret),
+        legacy_signature: body.signing?.legacy_signature ?? false,
+        created_at: now,
+        updated_at: now,
+      };
+      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT);
+      if (!row) throw new EndpointLimitReachedError(ENDPOINT_LIMIT);
+      return { endpoint: row, secret };
+    },
+
+    async disableWebhookEndpoint(auth: AuthContext, id: string) {
+      return (await endpoints.setStatus(auth.orgId, id, "disabled", "manual")) ?? findOrThrow(auth, id);
+    },
+
+    async enableWebhookEndpoint(auth: AuthContext, id: string) {
+      return (await endpoints.setStatus(auth.orgId, id, "enabled", null)) ?? findOrThrow(auth, id);
+    },
+
+    async deleteWebhookEndpoint(auth: AuthContext, id: string) {
+      if (!(await endpoints.softDelete(auth.orgId, id))) await findOrThrow(auth, id);
+    },
+
+    async rotateWebhookEndpointSecret(auth: AuthContext, id: string) {
+      const secret = generateSigningSecret();
+      const row = await endpoints.rotateSecret(
+        auth.orgId,
+        id,
+        { secret_enc: toBytes(secretBox.seal(secret)), secret_hint: secretHint(secret) },
+        deps.rotationGraceMs,
+      );
+      if (!row) throw new NotFoundError("No webhook endpoint with this id exists in your org.");
+      return { endpoint: row, secret };
+    },
+
+    findOrThrow,
+  };
+}
+
+export type WebhookEndpointsService = ReturnType<typeof webhookEndpointsService>;

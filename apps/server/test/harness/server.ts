@@ -1,0 +1,91 @@
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import createClient, { type Client } from "openapi-fetch";
+import type { paths } from "@audit-review/api-types/internal";
+import { afterAll } from "vitest";
+import { createLogger } from "../../src/lib/logger.js";
+import { startServer, type RunningServer, type StartServerOptions } from "../../src/server.js";
+import { ALL_SCOPES } from "../../src/services/tokens.service.js";
+import { createTestDatabase } from "./db.js";
+
+export type Api = Client<paths>;
+
+export interface TestOrg {
+  orgId: string;
+  token: string;
+  api: Api;
+}
+
+export interface TestServer {
+  url: string;
+  server: RunningServer;
+  /** Every log line the server wrote, for checks that no secret is logged. */
+  logs: string[];
+  /** A new org with a token holding `scopes` (all scopes by default) and a typed client for it. */
+  newOrg(scopes?: readonly string[]): Promise<TestOrg>;
+  token(orgId: string, scopes: readonly string[]): Promise<string>;
+  client(token: string): Api;
+  /** Untyped requests, for inputs the typed client would not let us send. */
+  raw(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real server (contract validation of every response on) on port 0, on a fresh in-memory
+ * PGlite, or a fresh PostgreSQL database when TEST_DATABASE_URL is set. Closed after the file.
+ */
+export async function startTestServer(opts: StartServerOptions = {}): Promise<TestServer> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const pg = process.env.TEST_DATABASE_URL ? await createTestDatabase() : undefined;
+  const server = await startServer({
+    port: 0,
+    host: "127.0.0.1",
+    inMemory: !pg,
+    databaseUrl: pg?.databaseUrl,
+    migrate: true,
+    encryptionKey: randomBytes(32).toString("base64"),
+    validateResponses: true,
+    rateLimitPerMinute: 0,
+    dispatcher: false,
+    logger: createLogger({ level: "info", destination: sink }),
+    ...opts,
+  });
+  const client = (token: string): Api =>
+    createClient<paths>({ baseUrl: server.url, headers: { authorization: `Bearer ${token}` } });
+  const token = async (orgId: string, scopes: readonly string[]) =>
+    (await server.services.tokens.createToken(orgId, scopes, "test")).token;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await server.close();
+    await pg?.close();
+  };
+  afterAll(close);
+  return {
+    url: server.url,
+    server,
+    logs,
+    async newOrg(scopes = ALL_SCOPES) {
+      const org = await server.services.tokens.createOrg(`org-${Math.random().toString(36).slice(2, 8)}`);
+      const t = await token(org.id, scopes);
+      return { orgId: org.id, token: t, api: client(t) };
+    },
+    token,
+    client,
+    raw(path, init = {}) {
+      const { token: t, headers, ...rest } = init;
+      return fetch(server.url + path, {
+        ...rest,
+        headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...(headers as Record<string, string> | undefined) },
+      });
+    },
+    close,
+  };
+}

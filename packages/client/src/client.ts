@@ -1,0 +1,182 @@
+import createFetchClient, { type Client } from "openapi-fetch";
+import type {
+  CodingEvaluationList,
+  CreatedWebhookEndpoint,
+  CreateWebhookEndpointRequest,
+  operations,
+  paths,
+  QuestionSetList,
+  WebhookDeliveryList,
+  WebhookEndpointList,
+} from "@audit-review/api-types";
+import { ApiError } from "./errors.js";
+import { bearerAuth, type TokenSource } from "./middleware/auth.js";
+import { paginateBackward, paginateForward, type PageFetcher } from "./pagination.js";
+
+interface BaseClientOptions {
+  /** The API's origin, e.g. `https://api.audit-review.dev` (paths already start with `/v2`). */
+  baseUrl: string;
+  /** A fetch implementation (defaults to `globalThis.fetch`), e.g. for proxies, retries or tests. */
+  fetch?: (input: Request) => Promise<Response>;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/** Options of {@link createClient}: a fixed `token`, or `getToken` called before every request. */
+export type ClientOptions = BaseClientOptions &
+  ({ token: string; getToken?: never } | { getToken: TokenSource; token?: never });
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Extra headers for this call, e.g. your own `X-Request-Id`. */
+  headers?: Record<string, string>;
+}
+
+type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
+
+export type ListQuestionSetsQuery = QueryOf<"listQuestionSets">;
+export type ListCodingEvaluationsQuery = QueryOf<"listCodingEvaluations">;
+export type ListWebhookEndpointsQuery = QueryOf<"listWebhookEndpoints">;
+export type ListWebhookDeliveriesQuery = QueryOf<"listWebhookDeliveries">;
+
+/** The paths of the four lists, which share the cursor pagination. */
+export type ListPath = "/v2/question_sets" | "/v2/coding_evaluations" | "/v2/webhook_endpoints" | "/v2/webhook_deliveries";
+/** The query parameters of a list, as generated from the contract. */
+export type ListQuery<P extends ListPath> = NonNullable<paths[P]["get"]["parameters"]["query"]>;
+/** One page of a list: `{ object: "list", data, has_more, total_count? }`. */
+export type ListPage<P extends ListPath> = paths[P]["get"]["responses"][200]["content"]["application/json"];
+/** An item of a list. */
+export type ListItem<P extends ListPath> = ListPage<P>["data"][number];
+
+/**
+ * Filters and page size for walking a list forward (towards older items). An optional
+ * `starting_after` starts after that item; `include_total` is left out because an iterator
+ * has no use for it.
+ */
+export type ForwardQuery<P extends ListPath> = Omit<ListQuery<P>, "ending_before" | "include_total">;
+/** Filters and page size for walking a list backward (towards newer items) from `ending_before`. */
+export type BackwardQuery<P extends ListPath> = Omit<ListQuery<P>, "starting_after" | "ending_before" | "include_total"> & {
+  ending_before: string;
+};
+
+export interface AuditReviewClient {
+  /** `GET /v2/question_sets` (scope `question_sets:read`): one page. */
+  listQuestionSets(query?: ListQuestionSetsQuery, options?: CallOptions): Promise<QuestionSetList>;
+  /** `GET /v2/coding_evaluations` (scope `coding_evaluations:read`): one page. */
+  listCodingEvaluations(query?: ListCodingEvaluationsQuery, options?: CallOptions): Promise<CodingEvaluationList>;
+  /** `GET /v2/webhook_endpoints` (scope `webhooks:read`): one page. */
+  listWebhookEndpoints(query?: ListWebhookEndpointsQuery, options?: CallOptions): Promise<WebhookEndpointList>;
+  /** `POST /v2/webhook_endpoints` (scope `webhooks:write`): the endpoint plus its `secret`, shown only here. */
+  createWebhookEndpoint(body: CreateWebhookEndpointRequest, options?: CallOptions): Promise<CreatedWebhookEndpoint>;
+  /** `GET /v2/webhook_deliveries` (scope `webhooks:read`): one page. */
+  listWebhookDeliveries(query?: ListWebhookDeliveriesQuery, options?: CallOptions): Promise<WebhookDeliveryList>;
+
+  /**
+   * Every item of a list from the start (or after `query.starting_after`), newest first,
+   * fetching page after page with `starting_after` as the loop goes. `query.limit` is the page size.
+   */
+  paginate<P extends ListPath>(
+    path: P,
+    options?: { query?: ForwardQuery<P>; signal?: AbortSignal },
+  ): AsyncIterableIterator<ListItem<P>>;
+  /**
+   * Every item newer than `query.ending_before`, walking away from it: the item right before the
+   * cursor first, the newest item last (so the order is the reverse of the list order).
+   */
+  paginateBackward<P extends ListPath>(
+    path: P,
+    options: { query: BackwardQuery<P>; signal?: AbortSignal },
+  ): AsyncIterableIterator<ListItem<P>>;
+
+  /**
+   * The underlying openapi-fetch client (bearer header included). It does not throw on error
+   * statuses: it answers `{ data, error, response }` as openapi-fetch does.
+   */
+  readonly raw: Client<paths>;
+}
+
+interface FetchResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+function unwrap<T>(result: FetchResult<T>, method: string, path: string): T {
+  const { response } = result;
+  if (!response.ok || result.error !== undefined) {
+    throw ApiError.fromResponse(response, result.error, { method, url: response.url || path });
+  }
+  return result.data as T;
+}
+
+/** Creates a typed client of the Audit Review Service API. */
+export function createClient(options: ClientOptions): AuditReviewClient {
+  if (typeof options?.baseUrl !== "string" || options.baseUrl.length === 0) {
+    throw new TypeError("@audit-review/client: baseUrl is required, e.g. https://api.audit-review.dev");
+  }
+  const getToken = resolveTokenSource(options);
+  const raw = createFetchClient<paths>({
+    baseUrl: options.baseUrl,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+  });
+  raw.use(bearerAuth(getToken));
+
+  const listPage: PageFetcher = async (path, query, signal) => {
+    // The four list paths share one query/response shape; openapi-fetch's per-path generics
+    // cannot be narrowed from a union, so this single internal call is untyped.
+    const get = raw.GET as unknown as (p: string, init: object) => Promise<FetchResult<unknown>>;
+    const result = await get(path, { params: { query }, ...(signal ? { signal } : {}) });
+    return unwrap(result, "GET", path) as ListPage<ListPath>;
+  };
+
+  return {
+    raw,
+    async listQuestionSets(query, call) {
+      return unwrap(await raw.GET("/v2/question_sets", { params: { query }, ...call }), "GET", "/v2/question_sets");
+    },
+    async listCodingEvaluations(query, call) {
+      return unwrap(
+        await raw.GET("/v2/coding_evaluations", { params: { query }, ...call }),
+        "GET",
+        "/v2/coding_evaluations",
+      );
+    },
+    async listWebhookEndpoints(query, call) {
+      return unwrap(
+        await raw.GET("/v2/webhook_endpoints", { params: { query }, ...call }),
+        "GET",
+        "/v2/webhook_endpoints",
+      );
+    },
+    async createWebhookEndpoint(body, call) {
+      return unwrap(await raw.POST("/v2/webhook_endpoints", { body, ...call }), "POST", "/v2/webhook_endpoints");
+    },
+    async listWebhookDeliveries(query, call) {
+      return unwrap(
+        await raw.GET("/v2/webhook_deliveries", { params: { query }, ...call }),
+        "GET",
+        "/v2/webhook_deliveries",
+      );
+    },
+    paginate(path, opts) {
+      return paginateForward(listPage, path, opts?.query ?? {}, opts?.signal) as AsyncIterableIterator<never>;
+    },
+    paginateBackward(path, opts) {
+      if (typeof opts?.query?.ending_before !== "string" || opts.query.ending_before.length === 0) {
+        throw new TypeError("@audit-review/client: paginateBackward needs query.ending_before (an item id)");
+      }
+      return paginateBackward(listPage, path, opts.query, opts.signal) as AsyncIterableIterator<never>;
+    },
+  };
+}
+
+function resolveTokenSource(options: ClientOptions): TokenSource {
+  if (typeof options.getToken === "function") return options.getToken;
+  if (typeof options.token === "string" && options.token.length > 0) {
+    const token = options.token;
+    return () => token;
+  }
+  throw new TypeError("@audit-review/client: pass either token (a non-empty string) or getToken (a function)");
+}

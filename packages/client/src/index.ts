@@ -1,0 +1,20 @@
+export {
+  createClient,
+  type AuditReviewClient,
+  type BackwardQuery,
+  type CallOptions,
+  type ClientOptions,
+  type ForwardQuery,
+  type ListCodingEvaluationsQuery,
+  type ListItem,
+  type ListPage,
+  type ListPath,
+  type ListQuery,
+  type ListQuestionSetsQuery,
+  type ListWebhookDeliveriesQuery,
+  type ListWebhookEndpointsQuery,
+} from "./client.js";
+export { ApiError, isProblem } from "./errors.js";
+export { bearerAuth, type TokenSource } from "./middleware/auth.js";
+// The contract's types (schemas, `paths`, `operations`), so users need only this package.
+export type * from "@audit-review/api-types";
