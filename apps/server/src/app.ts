@@ -34,6 +34,9 @@ export function buildApp(d: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  // Paths are case-sensitive (RFC 3986), as in the contract and in the auth middleware's
+  // operation index; the routers are created case-sensitive too.
+  app.set("case sensitive routing", true);
   app.use(requestId);
   app.use(accessLog(d.logger));
   app.get("/healthz", (_req, res) => {

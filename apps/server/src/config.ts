@@ -55,7 +55,9 @@ export const DEFAULT_DELIVERY: DeliveryConfig = {
   connectTimeoutMs: 5_000,
   totalTimeoutMs: 15_000,
   maxResponseBytes: 64 * 1024,
-  leaseMs: 60_000,
+  // Longer than a worst-case attempt (token fetch, send, token refetch after a 401, resend:
+  // 4 × totalTimeoutMs), so a live dispatcher never loses a row it is still sending.
+  leaseMs: 120_000,
   pollIntervalMs: 1_000,
   batchSize: 50,
   concurrency: 64,

@@ -3,7 +3,9 @@ import { readFileSync } from "node:fs";
 import type { Config } from "./config.js";
 import { openDatabase, type Database } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
+import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
+import { createSender, type Sender } from "./delivery/sender.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
@@ -30,6 +32,11 @@ export interface Deps {
   extraCa: string | Buffer | undefined;
   signal: QueueSignal;
   services: Services;
+  /** The only way out to receivers: resolve-then-pin, address policy, TLS, timeouts, caps. */
+  sender: Sender;
+  /** The delivery engine when `config.dispatcher` is on (started by the process role, not here). */
+  dispatcher: Dispatcher | null;
+  /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
   close(): Promise<void>;
 }
 
@@ -62,6 +69,19 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       onQueued: () => signal.notify(),
     });
     const extraCa = o.extraCa ?? (config.extraCaFile ? readFileSync(config.extraCaFile) : undefined);
+    const d = config.delivery;
+    const sender = createSender({
+      resolver,
+      addressPolicy,
+      ca: extraCa,
+      connectTimeoutMs: d.connectTimeoutMs,
+      totalTimeoutMs: d.totalTimeoutMs,
+      maxResponseBytes: d.maxResponseBytes,
+      userAgent: d.userAgent,
+    });
+    const dispatcher = config.dispatcher
+      ? createDispatcher({ db, logger, sender, secretBox, signal, config: d })
+      : null;
     return {
       config,
       db,
@@ -72,7 +92,11 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       extraCa,
       signal,
       services,
+      sender,
+      dispatcher,
       async close() {
+        await dispatcher?.stop();
+        await sender.close();
         await signal.close();
         await db.close();
       },

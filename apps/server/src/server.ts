@@ -17,14 +17,13 @@ export interface RunningServer {
   deps: Deps;
   db: Deps["db"];
   services: Deps["services"];
+  /** The in-process delivery engine; null with `dispatcher: false`. */
+  dispatcher: Deps["dispatcher"];
   close(): Promise<void>;
 }
 
-/**
- * Starts the API (and the delivery engine unless `dispatcher: false`). Options override the
- * environment's configuration; tests pass `port: 0` and `inMemory: true`.
- */
-export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
+/** The environment's configuration with the caller's options on top (shared by every process role). */
+export function resolveStartOptions(opts: StartServerOptions): { config: Config; overrides: DepsOverrides } {
   const { logger, resolver, extraCa, migrate, delivery, ...overrides } = opts;
   const base = loadConfig();
   const config: Config = {
@@ -32,7 +31,16 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
     delivery: { ...DEFAULT_DELIVERY, ...base.delivery, ...delivery },
   };
-  const deps = await createDeps(config, { logger, resolver, extraCa, migrate });
+  return { config, overrides: { logger, resolver, extraCa, migrate } };
+}
+
+/**
+ * Starts the API (and the delivery engine unless `dispatcher: false`). Options override the
+ * environment's configuration; tests pass `port: 0` and `inMemory: true`.
+ */
+export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
+  const { config, overrides } = resolveStartOptions(opts);
+  const deps = await createDeps(config, overrides);
   const app = buildApp({
     db: deps.db,
     services: deps.services,
@@ -48,6 +56,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
+  deps.dispatcher?.start();
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
@@ -55,12 +64,16 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     deps,
     db: deps.db,
     services: deps.services,
-    /** Stops accepting, lets in-flight requests finish, then closes the database. */
+    dispatcher: deps.dispatcher,
+    /**
+     * Stops accepting and lets in-flight requests finish while the dispatcher finishes its
+     * in-flight attempts, then closes the database.
+     */
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        await closed;
+        await Promise.all([closed, deps.dispatcher?.stop()]);
         await deps.close();
       })();
       return closing;

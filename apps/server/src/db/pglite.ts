@@ -25,16 +25,16 @@ function executor(target: PGlite | Transaction): SqlExecutor {
 }
 
 export async function openPglite(opts: { dataDir?: string | undefined; inMemory?: boolean | undefined }): Promise<Database> {
-  let pg: PGlite;
-  if (opts.inMemory) {
-    pg = await PGlite.create();
-  } else if (opts.dataDir) {
+  if (opts.inMemory) return databaseFromPglite(await PGlite.create());
+  if (opts.dataDir) {
     mkdirSync(opts.dataDir, { recursive: true });
-    pg = await PGlite.create(opts.dataDir);
-  } else {
-    throw new Error("openDatabase: give databaseUrl (PostgreSQL), dataDir (embedded database) or inMemory");
+    return databaseFromPglite(await PGlite.create(opts.dataDir));
   }
+  throw new Error("openDatabase: give databaseUrl (PostgreSQL), dataDir (embedded database) or inMemory");
+}
 
+/** Wraps an already created PGlite (e.g. one restored from a snapshot); close() closes it. */
+export async function databaseFromPglite(pg: PGlite): Promise<Database> {
   const adapterPg = await pgliteForPrismaAdapter(pg);
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(adapterPg as unknown as AdapterPGlite) });
   const raw = executor(pg);

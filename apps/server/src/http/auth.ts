@@ -5,7 +5,8 @@ import type { OperationIndex } from "./operations.js";
 
 export type TokenVerifier = (token: string) => Promise<AuthContext | null>;
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
+// RFC 6750 §2.1: "Bearer" 1*SP b64token; the scheme name is case-insensitive (RFC 7235 §2.1).
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 
 /**
  * Authenticates and authorizes every contract operation before any other work: the token

@@ -38,7 +38,8 @@ const LOCATIONS = new Set(["query", "path", "header", "body"]);
 /** `/query/limit` → query + limit; `/body/filters/audit_results` → body + filters.audit_results. */
 function toIssue(issue: ValidatorIssue): ProblemIssue {
   const parts = (issue.path ?? "").replace(/^\./, "").split(/[/.]/).filter(Boolean);
-  const first = parts[0] === "headers" ? "header" : parts[0];
+  // the validator reports path parameters under `params` and headers under `headers`
+  const first = parts[0] === "headers" ? "header" : parts[0] === "params" ? "path" : parts[0];
   const location = (first && LOCATIONS.has(first) ? first : "body") as ProblemIssue["location"];
   const rest = first && LOCATIONS.has(first) ? parts.slice(1) : parts;
   let message = issue.message ?? "is invalid";
@@ -51,6 +52,10 @@ function toIssue(issue: ValidatorIssue): ProblemIssue {
   const unknown = /^Unknown query parameter '([^']+)'/.exec(message);
   if (unknown) {
     return { location: "query", name: unknown[1]!, message: "is not a parameter of this operation" };
+  }
+  // a parameter is named as the caller wrote it (`id`, not `id.0`); the item goes in the message
+  if (location !== "body" && rest.length > 1) {
+    return { location, name: rest[0]!, message: `item ${rest.slice(1).join(".")} ${message}` };
   }
   return { location, name: rest.join(".") || location, message };
 }

@@ -48,7 +48,6 @@ export interface KeysetSource<Row> {
 }
 
 export async function paginate<Row>(page: PageRequest, source: KeysetSource<Row>): Promise<Page<Row>> {
-  const total = page.includeTotal ? source.count() : Promise.resolve(undefined);
   const cursorId = page.startingAfter ?? page.endingBefore;
   let keyset: KeysetClause | undefined;
   if (cursorId !== undefined) {
@@ -57,11 +56,16 @@ export async function paginate<Row>(page: PageRequest, source: KeysetSource<Row>
     keyset = clause(cursor, page.endingBefore !== undefined ? "newer" : "older");
   }
   const backward = page.endingBefore !== undefined;
-  const fetched = await source.rows(keyset, backward ? "asc" : "desc", page.limit + 1);
+  // Page and count run together; Promise.all also settles a failing count when the page fails,
+  // where a count promise left dangling would become an unhandled rejection and end the process.
+  const [fetched, total] = await Promise.all([
+    source.rows(keyset, backward ? "asc" : "desc", page.limit + 1),
+    page.includeTotal ? source.count() : undefined,
+  ]);
   const hasMore = fetched.length > page.limit;
   const rows = fetched.slice(0, page.limit);
   if (backward) rows.reverse();
-  return { rows, hasMore, total: await total };
+  return { rows, hasMore, total };
 }
 
 /** `orderBy` for list order, or its reverse when walking backwards. */

@@ -8,7 +8,7 @@ import type { CodingEvaluationsService } from "../services/coding-evaluations.se
 type ListQuery = NonNullable<operations["listCodingEvaluations"]["parameters"]["query"]>;
 
 export function codingEvaluationsRoutes(svc: CodingEvaluationsService): Router {
-  return Router().get("/v2/coding_evaluations", async function listCodingEvaluations(req, res) {
+  return Router({ caseSensitive: true }).get("/v2/coding_evaluations", async function listCodingEvaluations(req, res) {
     const page = await svc.listCodingEvaluations(authOf(req), req.query as ListQuery);
     res.json(listEnvelope(page.rows.map(presentCodingEvaluation), page.hasMore, page.total));
   });

@@ -10,7 +10,7 @@ import type { Services } from "../services/index.js";
 /** The x-internal operations: ingestion by the audit pipeline and endpoint administration. */
 export function internalRoutes(s: Services): Router {
   const endpointPath = "/v2/internal/webhook_endpoints/:endpoint_id";
-  return Router()
+  return Router({ caseSensitive: true })
     .post("/v2/internal/question_sets", async function ingestQuestionSet(req, res) {
       const set = await s.questionSets.ingestQuestionSet(authOf(req), req.body as IngestQuestionSetRequest);
       res.status(201).location(`/v2/question_sets/${set.id}`).json(presentQuestionSet(set));

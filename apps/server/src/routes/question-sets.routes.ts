@@ -8,7 +8,7 @@ import type { QuestionSetsService } from "../services/question-sets.service.js";
 type ListQuery = NonNullable<operations["listQuestionSets"]["parameters"]["query"]>;
 
 export function questionSetsRoutes(svc: QuestionSetsService): Router {
-  return Router().get("/v2/question_sets", async function listQuestionSets(req, res) {
+  return Router({ caseSensitive: true }).get("/v2/question_sets", async function listQuestionSets(req, res) {
     const page = await svc.listQuestionSets(authOf(req), req.query as ListQuery);
     res.json(listEnvelope(page.rows.map(presentQuestionSet), page.hasMore, page.total));
   });

@@ -8,7 +8,7 @@ import type { WebhookDeliveriesService } from "../services/webhook-deliveries.se
 type ListQuery = NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>;
 
 export function webhookDeliveriesRoutes(svc: WebhookDeliveriesService): Router {
-  return Router().get("/v2/webhook_deliveries", async function listWebhookDeliveries(req, res) {
+  return Router({ caseSensitive: true }).get("/v2/webhook_deliveries", async function listWebhookDeliveries(req, res) {
     const page = await svc.listWebhookDeliveries(authOf(req), req.query as ListQuery);
     res.json(listEnvelope(page.rows.map(presentWebhookDelivery), page.hasMore, page.total));
   });

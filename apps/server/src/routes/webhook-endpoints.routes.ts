@@ -8,7 +8,7 @@ import type { WebhookEndpointsService } from "../services/webhook-endpoints.serv
 type ListQuery = NonNullable<operations["listWebhookEndpoints"]["parameters"]["query"]>;
 
 export function webhookEndpointsRoutes(svc: WebhookEndpointsService): Router {
-  return Router()
+  return Router({ caseSensitive: true })
     .get("/v2/webhook_endpoints", async function listWebhookEndpoints(req, res) {
       const page = await svc.listWebhookEndpoints(authOf(req), req.query as ListQuery);
       res.json(listEnvelope(page.rows.map(presentWebhookEndpoint), page.hasMore, page.total));

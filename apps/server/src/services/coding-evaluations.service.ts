@@ -7,7 +7,7 @@ import type {
   operations,
 } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../http/context.js";
-import { boolFilter, idsFilter, pageRequest } from "../http/pagination.js";
+import { boolFilter, idsFilter, instantBound, pageRequest } from "../http/pagination.js";
 import { newId } from "../lib/ids.js";
 import type { CodingEvaluationsRepo } from "../repos/coding-evaluations.repo.js";
 
@@ -68,8 +68,8 @@ export function codingEvaluationsService(repo: CodingEvaluationsRepo) {
           status: query.status,
           auditId: query.audit_id,
           archived: boolFilter(query.archived),
-          createdAfter: query.created_after ? new Date(query.created_after) : undefined,
-          createdBefore: query.created_before ? new Date(query.created_before) : undefined,
+          createdAfter: instantBound(query.created_after, "created_after", "after"),
+          createdBefore: instantBound(query.created_before, "created_before", "before"),
         },
         pageRequest(query),
       );

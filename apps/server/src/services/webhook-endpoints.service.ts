@@ -44,9 +44,13 @@ async function receiverAuth(input: AuthenticationInput | undefined, urlCheck: We
     case "none":
       return { type: auth.type, config: {}, secrets: null };
     case "headers": {
+      const seen = new Set<string>();
       for (const [name, value] of Object.entries(auth.headers)) {
         if (!HEADER_NAME.test(name)) throw new ValidationError("body", "authentication.headers", `"${name}" is not a valid header name`);
         const lower = name.toLowerCase();
+        // header names are case-insensitive: two spellings would send one header twice
+        if (seen.has(lower)) throw new ValidationError("body", "authentication.headers", `"${name}" is given more than once`);
+        seen.add(lower);
         if (RESERVED_HEADERS.has(lower) || lower.startsWith("webhook-")) {
           throw new ValidationError("body", "authentication.headers", `"${name}" is reserved and cannot be set`);
         }

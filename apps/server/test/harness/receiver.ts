@@ -25,6 +25,8 @@ export interface ReceiverOptions {
   handler?: ReceiverHandler;
   /** certificate names; defaults to [hostname] */
   certNames?: string[];
+  /** loopback address to listen on (127.0.0.2 etc. for a destination the address policy refuses) */
+  listenAddress?: string;
 }
 
 export interface Receiver {
@@ -49,6 +51,7 @@ export async function startReceiver({
   status = 200,
   handler,
   certNames,
+  listenAddress = "127.0.0.1",
 }: ReceiverOptions): Promise<Receiver> {
   const { key, cert } = ca.issue(certNames ?? [hostname]);
   let defaultStatus = status;
@@ -93,7 +96,7 @@ export async function startReceiver({
   // A client hanging up mid-response is what several tests provoke on purpose.
   server.on("tlsClientError", () => {});
 
-  server.listen(0, "127.0.0.1");
+  server.listen(0, listenAddress);
   await once(server, "listening");
   const port = (server.address() as AddressInfo).port;
 

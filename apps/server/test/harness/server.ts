@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "@audit-review/api-types/internal";
 import { afterAll } from "vitest";
+import type { DrainOptions } from "../../src/delivery/dispatcher.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { startServer, type RunningServer, type StartServerOptions } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
@@ -27,6 +28,11 @@ export interface TestServer {
   client(token: string): Api;
   /** Untyped requests, for inputs the typed client would not let us send. */
   raw(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
+  /**
+   * Waits for the in-process dispatcher (`dispatcher: true`): until nothing is due or in
+   * flight, or with `untilSettled` until no delivery is pending or retrying at all.
+   */
+  drain(opts?: DrainOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -85,6 +91,10 @@ export async function startTestServer(opts: StartServerOptions = {}): Promise<Te
         ...rest,
         headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...(headers as Record<string, string> | undefined) },
       });
+    },
+    drain(opts) {
+      if (!server.dispatcher) throw new Error("drain() needs startTestServer({ dispatcher: true })");
+      return server.dispatcher.drain(opts);
     },
     close,
   };

@@ -1,5 +1,6 @@
 // The real server for the client's tests: started on port 0 with response validation on, on an
 // in-memory PGlite or (TEST_DATABASE_URL) a fresh PostgreSQL database; closed after the file.
+import { randomBytes } from "node:crypto";
 import { createOrg, createToken, staticResolver, startServer } from "@audit-review/server";
 import type {
   IngestCodingEvaluationRequest,
@@ -7,7 +8,7 @@ import type {
   PublishEventRequest,
   PublishedEvent,
 } from "@audit-review/api-types/internal";
-import type { CodingEvaluation, QuestionSet } from "@audit-review/api-types";
+import type { CodingEvaluation, CreatedWebhookEndpoint, QuestionSet } from "@audit-review/api-types";
 import { afterAll, beforeAll } from "vitest";
 import { createClient, type AuditReviewClient } from "../../src/index.js";
 import { createTestDatabase } from "./database.js";
@@ -29,6 +30,8 @@ export interface TestOrg {
   ingestQuestionSet(body: IngestQuestionSetRequest): Promise<QuestionSet>;
   ingestCodingEvaluation(body?: IngestCodingEvaluationRequest): Promise<CodingEvaluation>;
   publishEvent(body: PublishEventRequest): Promise<PublishedEvent>;
+  /** The internal admin operation: a new secret; the previous one keeps signing for a grace period. */
+  rotateSecret(endpointId: string): Promise<CreatedWebhookEndpoint>;
 }
 
 export interface TestServer {
@@ -43,11 +46,16 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     port: 0,
     host: "127.0.0.1",
     ...(database ? { databaseUrl: database.databaseUrl, migrate: true } : { inMemory: true }),
+    encryptionKey: randomBytes(32).toString("base64"),
     validateResponses: true,
     rateLimitPerMinute: 0,
+    logLevel: process.env.ARS_TEST_LOG_LEVEL ?? "silent",
     dispatcher: false,
     resolver: staticResolver({ [RECEIVER_HOST]: ["93.184.216.34"] }),
     ...options,
+  }).catch(async (err: unknown) => {
+    await database?.drop();
+    throw err;
   });
   const mint = async (orgId: string, scopes: readonly string[]) =>
     (await createToken(server.db, { orgId, scopes: [...scopes] })).token;
@@ -57,13 +65,16 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     async newOrg() {
       const org = await createOrg(server.db, { name: `client-test-${Math.random().toString(36).slice(2, 10)}` });
       const token = await mint(org.id, PUBLIC_SCOPES);
-      const ingestToken = await mint(org.id, ["internal:ingest"]);
-      const ingest = async <T>(path: string, body: unknown): Promise<T> => {
+      const internalToken = await mint(org.id, ["internal:ingest", "internal:admin"]);
+      const ingest = async <T>(path: string, body?: unknown): Promise<T> => {
         // Internal operations are not in the public client: plain fetch.
         const res = await fetch(server.url + path, {
           method: "POST",
-          headers: { authorization: `Bearer ${ingestToken}`, "content-type": "application/json" },
-          body: JSON.stringify(body),
+          headers: {
+            authorization: `Bearer ${internalToken}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
         if (res.status !== 200 && res.status !== 201) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
         return (await res.json()) as T;
@@ -76,6 +87,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
         ingestQuestionSet: (body) => ingest("/v2/internal/question_sets", body),
         ingestCodingEvaluation: (body = {}) => ingest("/v2/internal/coding_evaluations", body),
         publishEvent: (body) => ingest("/v2/internal/events", body),
+        rotateSecret: (endpointId) => ingest(`/v2/internal/webhook_endpoints/${endpointId}/rotate_secret`),
       };
     },
     async close() {

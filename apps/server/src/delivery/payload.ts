@@ -1,0 +1,65 @@
+// The `standard_v1` body of `audit.completed`, shaped per endpoint. Pure: the stored event is
+// complete (every response with its question text and flags), and each endpoint only ever sees
+// the reduction its `payload` settings ask for. Built once per attempt, so a body is always
+// exactly what the endpoint's settings say today.
+import type { AuditCompletedPayload, AuditResponseItem } from "@audit-review/api-types/internal";
+import type { StoredResponse } from "../repos/events.repo.js";
+
+/** The parts of a stored event the body is built from. */
+export interface PayloadEvent {
+  type: string;
+  audit_id: string;
+  question_set_id: string;
+  document_id: string | null;
+  /** normalized: `passed` | `failed` */
+  result: string;
+  /** the scoring engine's own string, when the publisher sent one */
+  raw_result: string | null;
+  responses: StoredResponse[];
+  occurred_at: Date;
+}
+
+/** An endpoint's `payload` settings, as stored on its row. */
+export interface PayloadSettings {
+  fields: readonly string[];
+  result_format: string;
+  responses_filter: string;
+  include_informational: boolean;
+}
+
+const RESPONSE_ITEM_FIELDS = ["query", "answer", "context"] as const;
+
+/** Which responses an endpoint gets: informational ones only when asked, failed ones only with `failed`. */
+function selectedResponses(responses: readonly StoredResponse[], s: PayloadSettings): StoredResponse[] {
+  return responses.filter(
+    (r) => (s.include_informational || !r.informational) && (s.responses_filter !== "failed" || r.passed === false),
+  );
+}
+
+export function buildPayload(event: PayloadEvent, settings: PayloadSettings): AuditCompletedPayload {
+  const fields = new Set(settings.fields);
+  const data: AuditCompletedPayload["data"] = { auditId: event.audit_id, questionSetId: event.question_set_id };
+  if (fields.has("data.documentId")) data.documentId = event.document_id;
+  if (fields.has("data.result")) data.result = settings.result_format === "raw" ? (event.raw_result ?? event.result) : event.result;
+
+  const body: AuditCompletedPayload = {
+    type: event.type as AuditCompletedPayload["type"],
+    timestamp: event.occurred_at.toISOString(),
+    data,
+  };
+  if (fields.has("responses")) {
+    // `questionId` always, so a receiver can tell the items apart whatever else it chose.
+    const itemFields = RESPONSE_ITEM_FIELDS.filter((f) => fields.has(`responses.${f}`));
+    body.responses = selectedResponses(event.responses, settings).map((r) => {
+      const item: AuditResponseItem = { questionId: r.question_id };
+      for (const f of itemFields) (item as Record<string, unknown>)[f] = r[f];
+      return item;
+    });
+  }
+  return body;
+}
+
+/** The exact bytes that are signed and sent. */
+export function serializePayload(event: PayloadEvent, settings: PayloadSettings): string {
+  return JSON.stringify(buildPayload(event, settings));
+}

@@ -1,0 +1,275 @@
+// The delivery rows as a work queue (DESIGN.md §2: "the delivery row is the queue"). Raw SQL,
+// because what matters here is exactly what Prisma cannot say: FOR UPDATE SKIP LOCKED, leases
+// compared against the database clock, and conditional multi-table updates in one transaction.
+//
+// Lock order, everywhere a transaction takes more than one lock: the endpoint row first, then
+// delivery rows. The claim takes only delivery rows and never waits (SKIP LOCKED), and the
+// endpoint repository's disable/delete also goes endpoint → deliveries, so no cycle can form.
+import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
+import type { Database, SqlExecutor } from "../db/client.js";
+import type { DeliveryUpdate, EndpointEffect } from "../delivery/outcome.js";
+import type { StoredResponse } from "./events.repo.js";
+
+export interface ClaimedDelivery {
+  id: string;
+  org_id: string;
+  endpoint_id: string;
+  event_id: string;
+  attempt_count: number;
+  last_response_status: number | null;
+}
+
+export interface QueueEndpoint {
+  id: string;
+  url: string;
+  status: string;
+  deleted_at: Date | null;
+  failing_since: Date | null;
+  payload_fields: string[];
+  payload_result_format: string;
+  payload_responses_filter: string;
+  payload_include_informational: boolean;
+  auth_type: string;
+  auth_config: unknown;
+  auth_secret_enc: Buffer | null;
+  secret_enc: Buffer;
+  previous_secret_enc: Buffer | null;
+  previous_secret_expires_at: Date | null;
+  legacy_signature: boolean;
+}
+
+export interface QueueEvent {
+  id: string;
+  type: string;
+  audit_id: string;
+  question_set_id: string;
+  document_id: string | null;
+  result: string;
+  raw_result: string | null;
+  responses: StoredResponse[];
+  occurred_at: Date;
+}
+
+export interface ClaimRequest {
+  /** a token unique to this claim; the outcome is recorded only while the row still carries it */
+  leaseToken: string;
+  /** at most this many rows */
+  limit: number;
+  leaseMs: number;
+  /** per-endpoint cap, counting what this dispatcher already has in flight */
+  perEndpoint: number;
+  busyEndpoints: ReadonlyMap<string, number>;
+  /** rows this dispatcher is still working on (whose lease may have run out): never claim them again */
+  inFlight: readonly string[];
+}
+
+export interface RecordRequest {
+  deliveryId: string;
+  endpointId: string;
+  leaseToken: string;
+  update: DeliveryUpdate;
+  endpoint: EndpointEffect | null;
+  now: Date;
+  /** a failure streak that started before this disables the endpoint (`failing`) */
+  failingDisableAfterMs: number;
+}
+
+export interface RecordResult {
+  /** false when the lease was lost meanwhile (expired and claimed by another dispatcher) */
+  recorded: boolean;
+  /** set when this outcome disabled the endpoint */
+  disabled: "gone" | "failing" | null;
+}
+
+export interface QueueState {
+  /** the earliest moment a pending/retrying row becomes claimable; null when there is none */
+  nextAt: Date | null;
+  /** the database's clock, which leases and due times are compared against */
+  dbNow: Date;
+}
+
+const LIVE = "('pending', 'retrying')";
+
+// Candidates are taken in due order and locked without waiting; then at most `perEndpoint` per
+// endpoint (minus what is in flight) are leased. Scanned rows that are not chosen are unlocked
+// again when the statement ends. The scan is wider than the batch so one busy endpoint with a
+// long backlog does not hide every other endpoint's due rows.
+const CLAIM = `
+WITH candidates AS (
+  SELECT id, endpoint_id, next_attempt_at
+    FROM webhook_deliveries
+   WHERE status IN ${LIVE}
+     AND next_attempt_at <= now()
+     AND (locked_until IS NULL OR locked_until < now())
+     AND NOT (id = ANY($1::uuid[]))
+   ORDER BY next_attempt_at, id
+   LIMIT $2
+   FOR UPDATE SKIP LOCKED
+), ranked AS (
+  SELECT c.id, c.next_attempt_at,
+         row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) + COALESCE(b.busy, 0) AS slot
+    FROM candidates c
+    LEFT JOIN unnest($3::uuid[], $4::int[]) AS b(endpoint_id, busy) ON b.endpoint_id = c.endpoint_id
+), chosen AS (
+  SELECT id FROM ranked WHERE slot <= $5 ORDER BY next_attempt_at, id LIMIT $6
+)
+UPDATE webhook_deliveries d
+   SET locked_until = now() + $7::int * interval '1 millisecond', lease_owner = $8
+  FROM chosen
+ WHERE d.id = chosen.id
+RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status`;
+
+const ENDPOINTS = `
+SELECT id, url, status, deleted_at, failing_since, payload_fields, payload_result_format,
+       payload_responses_filter, payload_include_informational, auth_type, auth_config,
+       auth_secret_enc, secret_enc, previous_secret_enc, previous_secret_expires_at, legacy_signature
+  FROM webhook_endpoints
+ WHERE id = ANY($1::uuid[])`;
+
+const EVENTS = `
+SELECT id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at
+  FROM events
+ WHERE id = ANY($1::uuid[])`;
+
+const RECORD = `
+UPDATE webhook_deliveries
+   SET status = $3, attempt_count = $4, next_attempt_at = COALESCE($5, next_attempt_at),
+       last_response_status = $6, last_error_code = $7, last_error_message = $8, delivered_at = $9,
+       locked_until = NULL, lease_owner = NULL, updated_at = $10
+ WHERE id = $1 AND lease_owner = $2 AND status IN ${LIVE}
+RETURNING id`;
+
+const DISABLE = `
+UPDATE webhook_endpoints
+   SET status = 'disabled', disabled_reason = $2, disabled_at = $3, updated_at = $3
+ WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL
+RETURNING id`;
+
+const FAIL_QUEUED = `
+UPDATE webhook_deliveries
+   SET status = 'failed', last_error_code = $2, last_error_message = $3,
+       locked_until = NULL, lease_owner = NULL, updated_at = $4
+ WHERE endpoint_id = $1 AND status IN ${LIVE}`;
+
+class LeaseLost extends Error {}
+
+const DISABLED_MESSAGES = {
+  gone: "the endpoint was disabled: its receiver answered 410 Gone",
+  failing: "the endpoint was disabled: its deliveries kept failing",
+} as const;
+
+export function deliveriesQueueRepo(db: Database) {
+  async function disable(tx: SqlExecutor, endpointId: string, reason: "gone" | "failing", now: Date): Promise<boolean> {
+    const rows = await tx.query(DISABLE, [endpointId, reason, now]);
+    if (!rows.length) return false;
+    // Like a manual disable: what is still queued for it fails now rather than on its next claim.
+    const code: DeliveryErrorCode = "endpoint_disabled";
+    await tx.query(FAIL_QUEUED, [endpointId, code, DISABLED_MESSAGES[reason], now]);
+    return true;
+  }
+
+  return {
+    async claim(r: ClaimRequest): Promise<ClaimedDelivery[]> {
+      if (r.limit <= 0) return [];
+      const busy = [...r.busyEndpoints.entries()];
+      const scan = Math.min(Math.max(r.limit * 4, 100), 1000);
+      return db.query<ClaimedDelivery>(CLAIM, [
+        r.inFlight,
+        scan,
+        busy.map(([id]) => id),
+        busy.map(([, n]) => n),
+        r.perEndpoint,
+        r.limit,
+        r.leaseMs,
+        r.leaseToken,
+      ]);
+    },
+
+    /** Gives rows back before their lease runs out (a stopping dispatcher that will not send them). */
+    async release(ids: readonly string[], leaseToken: string): Promise<void> {
+      if (!ids.length) return;
+      await db.query(
+        `UPDATE webhook_deliveries SET locked_until = NULL, lease_owner = NULL
+          WHERE id = ANY($1::uuid[]) AND lease_owner = $2`,
+        [ids, leaseToken],
+      );
+    },
+
+    /** The endpoints of a batch, in one query (deleted ones included: their deliveries fail). */
+    async endpoints(ids: readonly string[]): Promise<Map<string, QueueEndpoint>> {
+      const rows = ids.length ? await db.query<QueueEndpoint>(ENDPOINTS, [[...new Set(ids)]]) : [];
+      return new Map(rows.map((row) => [row.id, row]));
+    },
+
+    /** The events of a batch, in one query. */
+    async events(ids: readonly string[]): Promise<Map<string, QueueEvent>> {
+      const rows = ids.length ? await db.query<QueueEvent>(EVENTS, [[...new Set(ids)]]) : [];
+      return new Map(rows.map((row) => [row.id, row]));
+    },
+
+    /**
+     * Stores an attempt's outcome and its effect on the endpoint in one transaction, only if the
+     * row is still leased under `leaseToken`; otherwise nothing changes.
+     */
+    async record(r: RecordRequest): Promise<RecordResult> {
+      const u = r.update;
+      try {
+        return await db.transaction(async (tx) => {
+          const [endpoint] = await tx.query<{ failing_since: Date | null }>(
+            "SELECT failing_since FROM webhook_endpoints WHERE id = $1 FOR UPDATE",
+            [r.endpointId],
+          );
+          const updated = await tx.query(RECORD, [
+            r.deliveryId,
+            r.leaseToken,
+            u.status,
+            u.attempt_count,
+            u.next_attempt_at,
+            u.last_response_status,
+            u.last_error_code,
+            u.last_error_message,
+            u.delivered_at,
+            r.now,
+          ]);
+          if (!updated.length) throw new LeaseLost();
+
+          let disabled: RecordResult["disabled"] = null;
+          const effect = r.endpoint;
+          if (effect?.kind === "healthy" && endpoint?.failing_since) {
+            await tx.query("UPDATE webhook_endpoints SET failing_since = NULL, updated_at = $2 WHERE id = $1", [r.endpointId, r.now]);
+          } else if (effect?.kind === "failing") {
+            // The streak's start as stored now wins: another attempt may have opened or ended it
+            // since this one was claimed. No stored streak: this failure starts one.
+            const since = endpoint?.failing_since ?? r.now;
+            if (!endpoint?.failing_since) {
+              await tx.query("UPDATE webhook_endpoints SET failing_since = $2, updated_at = $3 WHERE id = $1", [r.endpointId, since, r.now]);
+            }
+            // Re-checked against the stored streak: a success elsewhere may just have ended it.
+            const stillFailing = r.now.getTime() - since.getTime() > r.failingDisableAfterMs;
+            if (effect.disable && stillFailing && (await disable(tx, r.endpointId, "failing", r.now))) {
+              disabled = "failing";
+            }
+          } else if (effect?.kind === "gone" && (await disable(tx, r.endpointId, "gone", r.now))) {
+            disabled = "gone";
+          }
+          return { recorded: true, disabled };
+        });
+      } catch (error) {
+        if (error instanceof LeaseLost) return { recorded: false, disabled: null };
+        throw error;
+      }
+    },
+
+    /** For drain(): when the next row becomes claimable (due and not leased), by the database clock. */
+    async state(): Promise<QueueState> {
+      const [row] = await db.query<{ next_at: Date | null; db_now: Date }>(
+        `SELECT min(GREATEST(next_attempt_at, COALESCE(locked_until, next_attempt_at))) AS next_at, now() AS db_now
+           FROM webhook_deliveries
+          WHERE status IN ${LIVE}`,
+      );
+      return { nextAt: row?.next_at ?? null, dbNow: row?.db_now ?? new Date() };
+    },
+  };
+}
+
+export type DeliveriesQueueRepo = ReturnType<typeof deliveriesQueueRepo>;

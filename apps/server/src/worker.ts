@@ -1,0 +1,32 @@
+// The delivery engine alone, without HTTP: the `worker` role for scaling deliveries out. Any
+// number of workers (and servers with their in-process dispatcher) can share one PostgreSQL;
+// on the embedded database only one process can open the data directory, so there the server's
+// own dispatcher is the engine.
+import { createDeps, type Deps } from "./deps.js";
+import { resolveStartOptions, type StartServerOptions } from "./server.js";
+
+export type StartWorkerOptions = Omit<StartServerOptions, "dispatcher" | "port" | "host">;
+
+export interface RunningWorker {
+  deps: Deps;
+  dispatcher: NonNullable<Deps["dispatcher"]>;
+  /** Stops claiming, lets in-flight attempts finish and record, then closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startWorker(opts: StartWorkerOptions = {}): Promise<RunningWorker> {
+  const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
+  const deps = await createDeps(config, overrides);
+  const dispatcher = deps.dispatcher!;
+  dispatcher.start();
+  deps.logger.info({ dispatcher: dispatcher.id, database: deps.db.kind }, "delivery worker started");
+  let closing: Promise<void> | undefined;
+  return {
+    deps,
+    dispatcher,
+    close() {
+      closing ??= deps.close();
+      return closing;
+    },
+  };
+}

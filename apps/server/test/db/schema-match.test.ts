@@ -1,0 +1,123 @@
+// The hand-written migration SQL must produce exactly the database schema.prisma describes:
+// editing one without the other fails here.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../../src/generated/prisma/client.js";
+import { createTestDatabase, type TestDatabase } from "../harness/db.js";
+import { readCatalog, type ActualSchema } from "./catalog.js";
+import { expectedSchema, isRelationField, loadSchemaModels, parseSchema, type ExpectedSchema, type SchemaModel } from "./prisma-schema.js";
+
+const MIGRATIONS_TABLE = "_prisma_migrations";
+
+let t: TestDatabase;
+let models: SchemaModel[];
+let expected: ExpectedSchema;
+let actual: ActualSchema;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  models = loadSchemaModels();
+  expected = expectedSchema(models);
+  actual = await readCatalog(t.db);
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+const byName = <T extends { name: string }>(items: T[]) => [...items].sort((a, b) => a.name.localeCompare(b.name));
+
+describe("schema.prisma parser", () => {
+  it("agrees with the generated Prisma client on models and scalar fields", () => {
+    // Guards the parser (and a stale generated client): both read the same schema file.
+    const enums = Prisma as unknown as Record<string, Record<string, string> | undefined>;
+    expect(models.map((m) => m.name).sort()).toEqual(Object.values(Prisma.ModelName).sort());
+    for (const model of models) {
+      const scalarFields = model.fields.filter((f) => !isRelationField(f, models)).map((f) => f.name);
+      expect(scalarFields, model.name).toEqual(Object.values(enums[`${model.name}ScalarFieldEnum`] ?? {}));
+    }
+  });
+
+  it("derives Prisma's names, types and defaults", () => {
+    const derived = expectedSchema(
+      parseSchema(`
+        model Thing {
+          id    String   @id @db.Uuid
+          org   String
+          tags  String[]
+          at    DateTime @default(now()) @db.Timestamptz(3)
+          n     Int?     @default(0)
+          a_very_long_column_name_number_one String
+          a_very_long_column_name_number_two String
+          @@index([org, at(sort: Desc)])
+          @@index([a_very_long_column_name_number_one, a_very_long_column_name_number_two])
+          @@map("things")
+        }`),
+    );
+    expect(derived.tables[0]?.columns).toEqual([
+      { name: "id", type: "uuid", nullable: false, default: null },
+      { name: "org", type: "text", nullable: false, default: null },
+      { name: "tags", type: "text[]", nullable: true, default: null },
+      { name: "at", type: "timestamp(3) with time zone", nullable: false, default: "CURRENT_TIMESTAMP" },
+      { name: "n", type: "integer", nullable: true, default: "0" },
+      { name: "a_very_long_column_name_number_one", type: "text", nullable: false, default: null },
+      { name: "a_very_long_column_name_number_two", type: "text", nullable: false, default: null },
+    ]);
+    expect(derived.indexes.map((i) => i.name)).toEqual([
+      "things_pkey",
+      "things_org_at_idx",
+      // 63 bytes at most, as prisma-engines truncates
+      "things_a_very_long_column_name_number_one_a_very_long_colum_idx",
+    ]);
+    expect(derived.indexes[1]?.columns).toEqual([
+      { name: "org", desc: false },
+      { name: "at", desc: true },
+    ]);
+  });
+
+  it("refuses schema features it does not understand", () => {
+    expect(() => expectedSchema(parseSchema(`model A {\n id String @id @map("x")\n}`))).toThrow(/unsupported/);
+    expect(() => expectedSchema(parseSchema(`model A {\n id String @id\n @@index([id], type: Hash)\n}`))).toThrow(/unsupported/);
+  });
+});
+
+describe("migrated database matches schema.prisma", () => {
+  it("has exactly the tables of the models (plus Prisma's migrations table)", () => {
+    expect(actual.tables).toEqual([...expected.tables.map((t) => t.name), MIGRATIONS_TABLE].sort());
+  });
+
+  it("has every column with Prisma's type, nullability and default, in field order", () => {
+    for (const table of expected.tables) {
+      expect(actual.columns.get(table.name), table.name).toEqual(table.columns);
+    }
+  });
+
+  it("has exactly the expected primary keys, unique indexes and indexes, with sort order", () => {
+    const actualIndexes = actual.indexes.filter((i) => i.table !== MIGRATIONS_TABLE);
+    for (const index of actualIndexes) {
+      expect({ name: index.name, method: index.method, partial: index.partial, expressions: index.expressions }).toEqual({
+        name: index.name,
+        method: "btree",
+        partial: false,
+        expressions: false,
+      });
+    }
+    expect(byName(actualIndexes.map(({ name, table, unique, primary, columns }) => ({ name, table, unique, primary, columns })))).toEqual(
+      byName(expected.indexes),
+    );
+  });
+
+  it("has exactly the expected foreign keys with Prisma's referential actions", () => {
+    expect(byName(actual.foreignKeys)).toEqual(byName(expected.foreignKeys));
+  });
+
+  it("has no constraints Prisma would not create (checks, exclusions, unique constraints)", () => {
+    // p = primary key, f = foreign key, n = NOT NULL (catalogued as constraints since PostgreSQL 18)
+    const unexpected = actual.constraintTypes.filter((c) => c.table !== MIGRATIONS_TABLE && !["p", "f", "n"].includes(c.type));
+    expect(unexpected).toEqual([]);
+  });
+
+  it("enforces one delivery per (event, endpoint) as a unique index", () => {
+    const unique = actual.indexes.find((i) => i.table === "webhook_deliveries" && i.unique && !i.primary);
+    expect(unique?.columns.map((c) => c.name)).toEqual(["event_id", "endpoint_id"]);
+  });
+});

@@ -1,0 +1,177 @@
+// The dispatcher itself: woken at once by new work (the poll is a minute here, so anything
+// prompt was woken), concurrency limits, the endpoint check at send time, auto-disable of an
+// endpoint that keeps failing, and a graceful stop.
+import type { ServerResponse } from "node:http";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { RecordedRequest } from "../harness/receiver.js";
+import type { TestOrg } from "../harness/server.js";
+import { deliveriesOf, endpointFor, gate, msBetween, onlyDelivery, publish, readEndpoint, useDeliveryServer } from "./support.js";
+
+const FAILING_DISABLE_AFTER_MS = 250;
+const h = await useDeliveryServer({
+  pollIntervalMs: 60_000,
+  concurrency: 3,
+  perEndpointConcurrency: 2,
+  scheduleMs: [0, 100, 100, 100, 100],
+  minBackoffMs: 100,
+  failingDisableAfterMs: FAILING_DISABLE_AFTER_MS,
+});
+
+let org: TestOrg;
+beforeEach(async () => {
+  org = await h.server.newOrg();
+});
+
+/** A handler that holds every request until the gate opens, tracking how many are open at once. */
+function held() {
+  const g = gate();
+  let open = 0;
+  const stats = { max: 0 };
+  const handler = async (_req: RecordedRequest, res: ServerResponse) => {
+    stats.max = Math.max(stats.max, ++open);
+    await g.promise;
+    open -= 1;
+    res.writeHead(200).end();
+  };
+  return { handler, stats, release: g.open };
+}
+
+/**
+ * Proving that something does not happen needs a window: the dispatcher is woken by every
+ * publish and by every finished attempt, so a few hundred milliseconds without a new request,
+ * after the last wake-up, shows the limit holding.
+ */
+const quietWindow = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+describe("waking up", () => {
+  it("When an event is published, Then the delivery goes out at once although the poll interval is a minute", async () => {
+    const r = await h.receiver();
+    await endpointFor(org.api, r.url);
+    const publishedAt = Date.now();
+    await publish(org.api);
+    const req = await r.nextRequest({ timeoutMs: 10_000 });
+    expect(req.receivedAt.getTime() - publishedAt).toBeLessThan(10_000);
+    await h.server.drain();
+  });
+});
+
+describe("concurrency limits", () => {
+  it("When one endpoint has a backlog, Then at most perEndpointConcurrency of its deliveries are in flight", async () => {
+    const { handler, stats, release } = held();
+    const r = await h.receiver({ handler });
+    const ep = await endpointFor(org.api, r.url);
+    for (let i = 0; i < 5; i++) await publish(org.api);
+    await r.nextRequest();
+    await r.nextRequest();
+    await quietWindow();
+    expect(r.requests).toHaveLength(2);
+    release();
+    await h.server.drain();
+    expect(r.requests).toHaveLength(5);
+    expect(stats.max).toBe(2);
+    expect((await deliveriesOf(org.api, ep.id)).map((d) => d.status)).toEqual(Array(5).fill("succeeded"));
+  });
+
+  it("When several endpoints have work, Then at most `concurrency` attempts are in flight in total", async () => {
+    const { handler, stats, release } = held();
+    const r = await h.receiver({ handler });
+    for (let i = 0; i < 3; i++) await endpointFor(org.api, `${r.url}/${i}`);
+    await publish(org.api);
+    await publish(org.api);
+    for (let i = 0; i < 3; i++) await r.nextRequest();
+    await quietWindow();
+    expect(r.requests).toHaveLength(3);
+    release();
+    await h.server.drain();
+    expect(r.requests).toHaveLength(6);
+    expect(stats.max).toBe(3);
+  });
+});
+
+describe("the endpoint at send time", () => {
+  it.each([
+    ["deleted", "UPDATE webhook_endpoints SET deleted_at = now() WHERE id = $1", "endpoint_deleted"],
+    ["disabled", "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'manual', disabled_at = now() WHERE id = $1", "endpoint_disabled"],
+  ])("When the endpoint was %s after its delivery was queued, Then the delivery fails with that code and is not sent", async (_what, sql, code) => {
+    const { handler, release } = held();
+    const r = await h.receiver({ handler });
+    const ep = await endpointFor(org.api, r.url);
+    const first = await publish(org.api);
+    const second = await publish(org.api);
+    await r.nextRequest();
+    await r.nextRequest();
+    // The third waits for a slot (per-endpoint limit 2). The change lands directly in the table,
+    // as a disable/delete racing the claim would: the queued row is still pending.
+    const third = await publish(org.api);
+    await h.server.server.db.query(sql, [ep.id]);
+    release();
+    await h.server.drain();
+
+    expect(r.requests).toHaveLength(2);
+    const rows = await deliveriesOf(org.api, ep.id);
+    const byEvent = (id: string) => rows.find((d) => d.event_id === id)!;
+    expect(byEvent(first.id)).toMatchObject({ status: "succeeded", attempt_count: 1 });
+    expect(byEvent(second.id)).toMatchObject({ status: "succeeded", attempt_count: 1 });
+    expect(byEvent(third.id)).toMatchObject({
+      status: "failed",
+      attempt_count: 0,
+      last_response_status: null,
+      last_error: { code },
+      delivered_at: null,
+    });
+  });
+});
+
+describe("endpoint health", () => {
+  it("When an endpoint keeps failing for longer than the limit, Then it is disabled as failing and gets no new deliveries", async () => {
+    const r = await h.receiver({ status: 500 });
+    const ep = await endpointFor(org.api, r.url);
+    await publish(org.api);
+    await h.server.drain({ untilSettled: true });
+
+    const delivery = await onlyDelivery(org.api, ep.id);
+    const endpoint = await readEndpoint(org.api, ep.id);
+    expect(endpoint).toMatchObject({ status: "disabled", disabled_reason: "failing" });
+    expect(msBetween(endpoint.failing_since!, endpoint.disabled_at!)).toBeGreaterThan(FAILING_DISABLE_AFTER_MS);
+    // The attempt that found the streak too long ends the delivery with its own error,
+    // before the schedule (5 attempts) ran out.
+    expect(delivery).toMatchObject({ status: "failed", last_response_status: 500, last_error: { code: "unexpected_status" } });
+    expect(delivery.attempt_count).toBeGreaterThanOrEqual(3);
+    expect(delivery.attempt_count).toBeLessThan(5);
+    expect(delivery.updated_at).toBe(endpoint.disabled_at);
+    expect(r.requests).toHaveLength(delivery.attempt_count);
+
+    expect((await publish(org.api)).deliveriesCreated).toBe(0);
+  });
+});
+
+describe("stopping", () => {
+  // Last in the file: the server's dispatcher stays stopped.
+  it("When the dispatcher stops mid-attempt, Then the attempt finishes and is recorded, and nothing new is claimed", async () => {
+    const { handler, release } = held();
+    const r = await h.receiver({ handler });
+    const ep = await endpointFor(org.api, r.url);
+    const inFlight = await publish(org.api);
+    await r.nextRequest();
+
+    const dispatcher = h.server.server.dispatcher!;
+    let stopped = false;
+    const stopping = dispatcher.stop().then(() => (stopped = true));
+    const queued = await publish(org.api);
+    expect(queued.deliveriesCreated).toBe(1);
+    await quietWindow();
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+
+    expect(r.requests).toHaveLength(1);
+    const rows = await deliveriesOf(org.api, ep.id);
+    expect(rows.find((d) => d.event_id === inFlight.id)).toMatchObject({ status: "succeeded", attempt_count: 1 });
+    expect(rows.find((d) => d.event_id === queued.id)).toMatchObject({ status: "pending", attempt_count: 0 });
+    const [lease] = await h.server.server.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND lease_owner IS NOT NULL",
+      [ep.id],
+    );
+    expect(lease!.n).toBe(0);
+  });
+});

@@ -1,0 +1,107 @@
+// Fan-out: publishing audit.completed stores the event and, in the same transaction, one pending
+// delivery per matching endpoint. The dispatcher is off here, so every row is seen exactly as
+// the fan-out left it.
+import { randomUUID } from "node:crypto";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { Api, TestOrg } from "../harness/server.js";
+import { RECEIVER_HOST, endpointFor, ingestQuestionSetFor, publish, useDeliveryServer } from "./support.js";
+
+const h = await useDeliveryServer({}, { dispatcher: false });
+
+let org: TestOrg;
+beforeEach(async () => {
+  org = await h.server.newOrg();
+});
+
+const url = () => `https://${RECEIVER_HOST}/hooks/${randomUUID()}`;
+
+async function deliveriesOfAudit(api: Api, auditId: string) {
+  const { data } = await api.GET("/v2/webhook_deliveries", { params: { query: { audit_id: auditId, limit: 100 } } });
+  return data!.data;
+}
+
+describe("publishing audit.completed (publishEvent)", () => {
+  it("When endpoints have filters, Then exactly the live, enabled, subscribed and matching ones get one pending delivery each", async () => {
+    const setA = await ingestQuestionSetFor(org.api);
+    const setB = await ingestQuestionSetFor(org.api);
+    const all = await endpointFor(org.api, url());
+    const onlySetA = await endpointFor(org.api, url(), { filters: { question_set_ids: [setA.id] } });
+    const setAOrB = await endpointFor(org.api, url(), { filters: { question_set_ids: [setB.id, setA.id] } });
+    await endpointFor(org.api, url(), { filters: { question_set_ids: [setB.id] } });
+    await endpointFor(org.api, url(), { filters: { audit_results: "passed" } });
+    const failedOnly = await endpointFor(org.api, url(), { filters: { audit_results: "failed", question_set_ids: [setA.id] } });
+    const disabled = await endpointFor(org.api, url());
+    await org.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/disable", { params: { path: { endpoint_id: disabled.id } } });
+    const deleted = await endpointFor(org.api, url());
+    await org.api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: deleted.id } } });
+    // Another org's endpoint matches everything, and must still never see this org's event.
+    const other = await h.server.newOrg();
+    await endpointFor(other.api, url());
+
+    const event = await publish(org.api, { data: { question_set_id: setA.id, result: "failed" } });
+    expect(event.created).toBe(true);
+    expect(event.deliveriesCreated).toBe(4);
+
+    const rows = await deliveriesOfAudit(org.api, event.data.audit_id);
+    expect(rows.map((d) => d.endpoint_id).sort()).toEqual([all.id, onlySetA.id, setAOrB.id, failedOnly.id].sort());
+    for (const d of rows) {
+      expect(d).toMatchObject({
+        event_id: event.id,
+        event_type: "audit.completed",
+        audit_id: event.data.audit_id,
+        is_test: false,
+        status: "pending",
+        attempt_count: 0,
+        last_response_status: null,
+        last_error: null,
+        delivered_at: null,
+      });
+      expect(d.next_attempt_at).toBe(d.created_at);
+    }
+    expect(await deliveriesOfAudit(other.api, event.data.audit_id)).toEqual([]);
+  });
+
+  it("When a passed audit is published, Then passed-only and all endpoints match and failed-only ones do not", async () => {
+    const passedOnly = await endpointFor(org.api, url(), { filters: { audit_results: "passed" } });
+    const all = await endpointFor(org.api, url(), { filters: { audit_results: "all" } });
+    await endpointFor(org.api, url(), { filters: { audit_results: "failed" } });
+    const event = await publish(org.api, { data: { result: "passed" } });
+    expect(event.deliveriesCreated).toBe(2);
+    expect((await deliveriesOfAudit(org.api, event.data.audit_id)).map((d) => d.endpoint_id).sort()).toEqual([passedOnly.id, all.id].sort());
+  });
+
+  it("When the same event id is published twice, Then the second answers 200 created=false and nothing new exists", async () => {
+    await endpointFor(org.api, url());
+    await endpointFor(org.api, url());
+    const first = await publish(org.api);
+    expect(first).toMatchObject({ created: true, deliveriesCreated: 2 });
+    // A new endpoint in between must not get a delivery of the old event either.
+    await endpointFor(org.api, url());
+
+    const { id, type, data } = first;
+    const again = await org.api.POST("/v2/internal/events", { body: { id, type, data } });
+    expect(again.response.status).toBe(200);
+    expect(again.data).toEqual({ object: "event", id, type: "audit.completed", created: false, deliveries_created: 0 });
+    expect(await deliveriesOfAudit(org.api, data.audit_id)).toHaveLength(2);
+  });
+
+  it("When an event matches no endpoint, Then it is recorded and no delivery is created", async () => {
+    await endpointFor(org.api, url(), { filters: { audit_results: "passed" } });
+    const event = await publish(org.api, { data: { result: "failed" } });
+    expect(event).toMatchObject({ created: true, deliveriesCreated: 0 });
+    expect(await deliveriesOfAudit(org.api, event.data.audit_id)).toEqual([]);
+  });
+
+  it("When a second delivery of one event to one endpoint is inserted, Then the database refuses it (unique constraint)", async () => {
+    const ep = await endpointFor(org.api, url());
+    const event = await publish(org.api);
+    const db = h.server.server.db;
+    const insert = () =>
+      db.query(
+        `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at)
+         VALUES ($1, $2, $3, $4, 'audit.completed', $5, false, 'pending', now())`,
+        [randomUUID(), org.orgId, ep.id, event.id, event.data.audit_id],
+      );
+    await expect(insert()).rejects.toMatchObject({ code: "23505" });
+  });
+});

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { decideOutcome, endpointUnavailable, type AttemptResult, type OutcomeInput } from "../../src/delivery/outcome.js";
+
+const now = new Date("2026-11-21T09:30:00.000Z");
+const config = { scheduleMs: [0, 5_000, 300_000], jitter: 0, minBackoffMs: 60_000, failingDisableAfterMs: 5 * 86_400_000 };
+const at = (ms: number) => new Date(now.getTime() + ms);
+
+const ok: AttemptResult = { ok: true, status: 204, error: null, retryAfterMs: null };
+const status = (s: number, retryAfterMs: number | null = null): AttemptResult => ({
+  ok: false,
+  status: s,
+  error: { code: "unexpected_status", message: `receiver answered ${s}` },
+  retryAfterMs,
+});
+const refused: AttemptResult = { ok: false, status: null, error: { code: "connection_error", message: "connection refused" }, retryAfterMs: null };
+
+const decide = (over: Partial<OutcomeInput>) =>
+  decideOutcome({ attemptCount: 0, result: ok, failingSince: null, now, random: () => 0.5, config, ...over });
+
+describe("decideOutcome", () => {
+  it("When a 2xx arrives, Then the delivery succeeds, keeps its due time, and any failure streak ends", () => {
+    expect(decide({ attemptCount: 1, failingSince: at(-1000) })).toEqual({
+      delivery: {
+        status: "succeeded",
+        attempt_count: 2,
+        next_attempt_at: null,
+        last_response_status: 204,
+        last_error_code: null,
+        last_error_message: null,
+        delivered_at: now,
+      },
+      endpoint: { kind: "healthy" },
+    });
+  });
+
+  it("When an attempt fails with attempts left, Then it is retrying at now + the schedule's next delay", () => {
+    const out = decide({ result: status(500) });
+    expect(out.delivery).toEqual({
+      status: "retrying",
+      attempt_count: 1,
+      next_attempt_at: at(5_000),
+      last_response_status: 500,
+      last_error_code: "unexpected_status",
+      last_error_message: "receiver answered 500",
+      delivered_at: null,
+    });
+    expect(out.endpoint).toEqual({ kind: "failing", failingSince: now, disable: false });
+  });
+
+  it("When jitter is configured, Then the delay moves within ±jitter", () => {
+    const low = decide({ result: refused, random: () => 0, config: { ...config, jitter: 0.2 } });
+    const high = decide({ result: refused, random: () => 0.999999, config: { ...config, jitter: 0.2 } });
+    expect(low.delivery.next_attempt_at).toEqual(at(4_000));
+    expect(high.delivery.next_attempt_at!.getTime()).toBeCloseTo(at(6_000).getTime(), -1);
+  });
+
+  it("When the last scheduled attempt fails, Then the delivery is failed and keeps its due time", () => {
+    const out = decide({ attemptCount: 2, result: refused });
+    expect(out.delivery).toMatchObject({ status: "failed", attempt_count: 3, next_attempt_at: null, last_response_status: null, last_error_code: "connection_error" });
+  });
+
+  it("When the receiver answers 410, Then the delivery fails at once and the endpoint is gone", () => {
+    const out = decide({ result: status(410) });
+    expect(out.delivery).toMatchObject({ status: "failed", attempt_count: 1, last_response_status: 410, last_error_code: "unexpected_status" });
+    expect(out.endpoint).toEqual({ kind: "gone" });
+  });
+
+  it("When a 3xx arrives, Then it is an ordinary failure (redirects are not followed)", () => {
+    expect(decide({ result: status(302) }).delivery).toMatchObject({ status: "retrying", last_response_status: 302, last_error_code: "unexpected_status" });
+  });
+
+  it("When a 503 carries Retry-After, Then it is honoured within [delay, 2×delay]", () => {
+    expect(decide({ result: status(503, 7_000) }).delivery.next_attempt_at).toEqual(at(7_000));
+    expect(decide({ result: status(503, 60_000) }).delivery.next_attempt_at).toEqual(at(10_000));
+    expect(decide({ result: status(503, 1_000) }).delivery.next_attempt_at).toEqual(at(5_000));
+  });
+
+  it("When a 429 or a timeout ends the attempt, Then the next delay is at least the minimum backoff", () => {
+    expect(decide({ result: status(429) }).delivery.next_attempt_at).toEqual(at(60_000));
+    const timeout: AttemptResult = { ok: false, status: null, error: { code: "timeout", message: "slow" }, retryAfterMs: null };
+    expect(decide({ result: timeout }).delivery.next_attempt_at).toEqual(at(60_000));
+  });
+
+  it("When a streak is running, Then its start is kept; when it has lasted longer than the limit, Then the endpoint is disabled and the delivery ends", () => {
+    const ongoing = decide({ result: refused, failingSince: at(-1000) });
+    expect(ongoing.endpoint).toEqual({ kind: "failing", failingSince: at(-1000), disable: false });
+
+    const exactly = decide({ result: refused, failingSince: at(-config.failingDisableAfterMs) });
+    expect(exactly.endpoint).toMatchObject({ disable: false });
+
+    const tooLong = decide({ result: refused, failingSince: at(-config.failingDisableAfterMs - 1) });
+    expect(tooLong.endpoint).toEqual({ kind: "failing", failingSince: at(-config.failingDisableAfterMs - 1), disable: true });
+    expect(tooLong.delivery).toMatchObject({ status: "failed", attempt_count: 1, last_error_code: "connection_error" });
+  });
+});
+
+describe("endpointUnavailable", () => {
+  it("When the endpoint went away, Then the delivery fails with its code and no attempt is counted", () => {
+    expect(endpointUnavailable("endpoint_deleted", 2, 500)).toEqual({
+      status: "failed",
+      attempt_count: 2,
+      next_attempt_at: null,
+      last_response_status: 500,
+      last_error_code: "endpoint_deleted",
+      last_error_message: "the endpoint was deleted",
+      delivered_at: null,
+    });
+    expect(endpointUnavailable("endpoint_disabled", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled" });
+  });
+});

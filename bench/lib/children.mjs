@@ -1,0 +1,85 @@
+// Child processes of the bench: each server runs in its own Node process, started here and
+// stopped by its pid (never by name).
+import { fork } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "./pkg.mjs";
+
+/**
+ * Forks `script` (relative to bench/) and waits for its `{ ready: true, ... }` IPC message.
+ * `execArgv` lets the caller add e.g. --cpu-prof.
+ */
+export async function startChild(script, { env = {}, execArgv = [], name = script, timeoutMs = 60_000 } = {}) {
+  const child = fork(join(ROOT, "bench", script), [], {
+    env: { ...process.env, ...env },
+    execArgv,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const messages = [];
+  const listeners = new Set();
+  child.on("message", (m) => {
+    messages.push(m);
+    for (const l of listeners) l(m);
+  });
+  const ready = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${timeoutMs} ms`)), timeoutMs);
+    const onExit = (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with code ${code} before it was ready`));
+    };
+    child.once("exit", onExit);
+    const l = (m) => {
+      if (m?.ready) {
+        clearTimeout(timer);
+        child.off("exit", onExit);
+        listeners.delete(l);
+        resolve(m);
+      }
+    };
+    listeners.add(l);
+    for (const m of messages) l(m);
+  });
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  return {
+    ...ready,
+    child,
+    pid: child.pid,
+    send: (m) => child.send(m),
+    /** The next IPC message matching `test`. */
+    next(test, timeoutMs2 = 600_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          listeners.delete(l);
+          reject(new Error(`${name}: no expected message within ${timeoutMs2} ms`));
+        }, timeoutMs2);
+        const l = (m) => {
+          if (test(m)) {
+            clearTimeout(timer);
+            listeners.delete(l);
+            resolve(m);
+          }
+        };
+        listeners.add(l);
+      });
+    },
+    rss: () => memoryOf(child.pid),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+}
+
+/** VmRSS (now) and VmHWM (peak) of a process, in MB, from /proc. */
+export function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+    return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+  } catch {
+    return { rssMb: NaN, peakMb: NaN };
+  }
+}

@@ -1,0 +1,113 @@
+// List benchmark: the same requests against the product and the baseline, alternating, several
+// rounds, at fixed concurrency; bodies are first checked to be byte-identical.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { ROOT } from "./pkg.mjs";
+
+export function listScenarios(facts) {
+  const ce = "/v2/coding_evaluations?limit=100";
+  const qs = "/v2/question_sets?limit=100";
+  return [
+    { key: "ce-first", label: "coding evaluations, first page", path: ce, expect: 100 },
+    { key: "ce-deep", label: "coding evaluations, page after 900,000 rows", path: `${ce}&starting_after=${facts.deepEvaluationId}`, expect: 100 },
+    { key: "ce-total", label: "coding evaluations, first page + include_total", path: `${ce}&include_total=true`, expect: 100 },
+    { key: "ce-status", label: "coding evaluations, status=failed", path: `${ce}&status=failed`, expect: 100 },
+    {
+      key: "ce-created-after",
+      label: "coding evaluations, created_after (1 year)",
+      path: `${ce}&created_after=${encodeURIComponent(facts.createdAfter)}`,
+      expect: 100,
+    },
+    { key: "qs-first", label: "question sets (~20 questions each), first page", path: qs, expect: 100 },
+    { key: "qs-deep", label: "question sets, page after 9,000 sets", path: `${qs}&starting_after=${facts.deepSetId}`, expect: 100 },
+    { key: "qs-total", label: "question sets, first page + include_total", path: `${qs}&include_total=true`, expect: 100 },
+  ];
+}
+
+function firstDifference(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return a.length === b.length ? -1 : n;
+}
+
+/** Fails loudly unless both servers answer every scenario with the same bytes. */
+export async function verifyIdentical(scenarios, servers, token) {
+  const outDir = join(ROOT, "bench", ".out");
+  for (const s of scenarios) {
+    const bodies = {};
+    for (const [name, url] of Object.entries(servers)) {
+      const res = await fetch(url + s.path, { headers: { authorization: `Bearer ${token}` } });
+      bodies[name] = await res.text();
+      if (res.status !== 200) throw new Error(`${name} answered ${res.status} to ${s.path}: ${bodies[name].slice(0, 500)}`);
+    }
+    const [pName, bName] = Object.keys(bodies);
+    const p = bodies[pName];
+    const b = bodies[bName];
+    const at = firstDifference(p, b);
+    if (at !== -1) {
+      mkdirSync(outDir, { recursive: true });
+      writeFileSync(join(outDir, `${s.key}.${pName}.json`), p);
+      writeFileSync(join(outDir, `${s.key}.${bName}.json`), b);
+      throw new Error(
+        `NOT byte-identical: ${s.path}\n  first difference at byte ${at}\n  ${pName}: …${p.slice(Math.max(0, at - 80), at + 80)}…\n  ${bName}: …${b.slice(Math.max(0, at - 80), at + 80)}…\n  bodies written to bench/.out/`,
+      );
+    }
+    const parsed = JSON.parse(p);
+    if (parsed.data.length !== s.expect && (parsed.has_more || !parsed.data.length)) {
+      throw new Error(`${s.path}: expected ${s.expect} items, got ${parsed.data.length}`);
+    }
+    s.bytes = Buffer.byteLength(p);
+    s.totalCount = parsed.total_count;
+  }
+}
+
+/** One autocannon run; throws on any error or non-2xx answer. */
+export async function load(url, token, { connections, duration }) {
+  const r = await autocannon({ url, connections, duration, pipelining: 1, headers: { authorization: `Bearer ${token}` } });
+  if (r.errors || r.timeouts || r.non2xx) {
+    throw new Error(`load on ${url}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
+  }
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, bytesPerSec: r.throughput.average };
+}
+
+export const median = (xs) => {
+  const s = [...xs].filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/**
+ * Rounds × scenarios × {product, baseline}; the order of the two flips every round so drift
+ * (caches, autovacuum, thermal) does not favour one side. Returns per scenario the medians.
+ */
+export async function runLists({ scenarios, servers, token, rounds, duration, connections, warmup, onProgress }) {
+  const results = new Map(scenarios.map((s) => [s.key, { product: [], baseline: [] }]));
+  for (const s of scenarios) {
+    for (const side of ["product", "baseline"]) await load(servers[side] + s.path, token, { connections, duration: warmup });
+  }
+  for (let round = 1; round <= rounds; round++) {
+    for (const s of scenarios) {
+      const order = round % 2 ? ["product", "baseline"] : ["baseline", "product"];
+      for (const side of order) {
+        const r = await load(servers[side] + s.path, token, { connections, duration });
+        results.get(s.key)[side].push(r);
+        onProgress?.(`round ${round}/${rounds} ${s.key.padEnd(17)} ${side.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms`);
+      }
+    }
+  }
+  return scenarios.map((s) => {
+    const r = results.get(s.key);
+    const sum = (side) => ({
+      rps: median(r[side].map((x) => x.rps)),
+      p50: median(r[side].map((x) => x.p50)),
+      p99: median(r[side].map((x) => x.p99)),
+      runs: r[side],
+    });
+    const product = sum("product");
+    const baseline = sum("baseline");
+    const perRound = r.product.map((p, i) => p.rps / r.baseline[i].rps);
+    return { ...s, product, baseline, ratio: product.rps / baseline.rps, ratioRange: [Math.min(...perRound), Math.max(...perRound)] };
+  });
+}

@@ -1,0 +1,106 @@
+// The markdown of bench/RESULTS.md: what ran where, the measured tables, the targets.
+import { existsSync, readFileSync } from "node:fs";
+import { cpus, loadavg, release, totalmem } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { ROOT } from "./pkg.mjs";
+
+export async function machineInfo(adminUrl) {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  let postgres;
+  try {
+    const v = (await c.query("SHOW server_version")).rows[0].server_version;
+    const sb = (await c.query("SHOW shared_buffers")).rows[0].shared_buffers;
+    const jit = (await c.query("SHOW jit")).rows[0].jit;
+    postgres = `PostgreSQL ${v} (shared_buffers ${sb}, jit ${jit}, otherwise default settings)`;
+  } finally {
+    await c.end();
+  }
+  return {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model?.trim() ?? "unknown",
+    memGiB: (totalmem() / 2 ** 30).toFixed(1),
+    kernel: `Linux ${release()}`,
+    node: `Node ${process.version}`,
+    postgres,
+    loadavg: loadavg().map((x) => x.toFixed(2)).join(" "),
+  };
+}
+
+const f0 = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "–");
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : "–");
+const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : "–");
+const ms = (x) => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(1) : Math.round(x)}` : "–");
+const ok = (b) => (b === undefined ? "–" : b ? "**met**" : "**missed**");
+
+export function renderResults(r) {
+  const m = r.machine;
+  const s = r.settings;
+  const out = [];
+  out.push("# Benchmark results", "");
+  out.push(`- **Date:** ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC (run took ${Math.round(r.elapsedSeconds / 60)} min${r.seedSeconds ? `, of which seeding ${Math.round(r.seedSeconds)} s` : "; database already seeded"})`);
+  out.push(`- **Machine:** ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB RAM, ${m.kernel}; ${m.node}; ${m.postgres} on 127.0.0.1. Load average at start: ${m.loadavg} (the machine is shared: other work may run during the bench, which is why product and baseline alternate).`);
+  out.push(`- **Command:** \`${r.command}\` (from the repository root, after \`npm ci && npm run build\`, PostgreSQL on 127.0.0.1:5432)`);
+  out.push(`- **Data** (database \`ars_bench\`): org A ${f0(r.volume.a.evaluations)} coding evaluations (80 % completed with embedded E/M + ICD findings, ≈ ${r.facts.stats.findings_bytes} B jsonb per row; table ${r.facts.stats.ce_size}) and ${f0(r.volume.a.sets)} question sets with 18–22 questions each; org B ${f0(r.volume.b.evaluations)} / ${f0(r.volume.b.sets)} in the same tables and indexes; created_at spread over ${r.volume.days} days.`);
+  out.push("");
+
+  if (r.lists) {
+    out.push("## List endpoints (`limit=100`)", "");
+    out.push(`autocannon, ${s.connections} connections, ${s.duration} s per run after a ${s.warmup} s warm-up, ${s.rounds} rounds alternating product and baseline (the order flips every round); medians over rounds. Product = the built server (Express, contract validation of requests, Prisma 7 + adapter-pg, rate limit and response validation off). Baseline = \`bench/servers/baseline.mjs\`: \`node:http\` + \`pg\` only, same token check, same cursor lookup and keyset SQL, same JSON bytes (asserted before the load). Both run in their own process with a 10-connection pool.`, "");
+    out.push("| request | body | product req/s | baseline req/s | ratio (range) | product p50 / p99 ms | baseline p50 / p99 ms |");
+    out.push("|---|---:|---:|---:|---:|---:|---:|");
+    for (const x of r.lists) {
+      out.push(
+        `| ${x.label} | ${Math.round(x.bytes / 1024)} KiB | ${f0(x.product.rps)} | ${f0(x.baseline.rps)} | ${f2(x.ratio)} (${f2(x.ratioRange[0])}–${f2(x.ratioRange[1])}) | ${ms(x.product.p50)} / ${ms(x.product.p99)} | ${ms(x.baseline.p50)} / ${ms(x.baseline.p99)} |`,
+      );
+    }
+    out.push("");
+    if (r.listRss) out.push(`Peak RSS during the list load: product ${f0(r.listRss.product)} MB, baseline ${f0(r.listRss.baseline)} MB.`, "");
+  }
+
+  const d = r.dispatcher;
+  if (d?.skipped) {
+    out.push("## Dispatcher", "", `Not measured: ${d.skipped}.`, "");
+  } else if (d) {
+    out.push("## Dispatcher", "");
+    out.push(`${f0(d.burst.events)} \`audit.completed\` events published through \`POST /v2/internal/events\` (${s.publishConcurrency} concurrent requests), each fanned out to ${d.endpoints} endpoints (created through the API) on one loopback HTTPS receiver that answers 200 at once (5 host names, a CA made at run time). The server runs the API and the dispatcher in one process (\`dispatcher: true\`, concurrency ${d.config.concurrency}, ${d.config.perEndpoint} per endpoint, batch ${d.config.batchSize}). Deliveries/s = deliveries ÷ (last arrival − first publish sent); latency = receiver arrival − publish request sent, per (webhook-id, endpoint), first attempt. The paced phase publishes at a fixed rate below capacity, so its latency is the dispatcher's own rather than queueing. Every delivery was checked to be recorded \`succeeded\`; signatures of the first request per endpoint were verified by the receiver.`, "");
+    out.push("| phase | events | deliveries | s | deliveries/s | event→first attempt p50 / p99 ms | (from publish ack) p50 / p99 ms | recorded |");
+    out.push("|---|---:|---:|---:|---:|---:|---:|---|");
+    const row = (name, p) =>
+      `| ${name} | ${f0(p.events)} | ${f0(p.delivered)} | ${f1(p.seconds)} | ${f0(p.deliveriesPerSec)} | ${ms(p.p50)} / ${ms(p.p99)} | ${ms(p.ackP50)} / ${ms(p.ackP99)} | ${Object.entries(p.states).map(([k, v]) => `${k} ${v}`).join(", ")} |`;
+    out.push(row("burst (as fast as possible)", d.burst));
+    if (d.paced) out.push(row(`paced (${d.paced.rate} events/s)`, d.paced));
+    out.push(`| baseline: undici + HMAC loop, no database, concurrency ${d.baseline.concurrency} | ${f0(d.burst.events)} | ${f0(d.baseline.delivered)} | | ${f0(d.baseline.deliveriesPerSec)} | | | |`);
+    out.push("");
+    out.push(`Ratio product/baseline (deliveries/s, burst): **${f2(d.ratio)}**. Peak RSS of the server process (VmHWM) over both phases: **${f0(d.peakRssMb)} MB**.`, "");
+  }
+
+  // ---- targets
+  out.push("## Targets", "");
+  out.push("| target | measured | |");
+  out.push("|---|---|---|");
+  if (r.lists) {
+    const worst = r.lists.reduce((a, b) => (b.ratio < a.ratio ? b : a));
+    out.push(`| list throughput ≥ 0.6 × baseline | lowest ratio ${f2(worst.ratio)} (${worst.label}); all: ${r.lists.map((x) => `${x.key} ${f2(x.ratio)}`).join(", ")} | ${ok(worst.ratio >= 0.6)} |`);
+    for (const [first, deep] of [["ce-first", "ce-deep"], ["qs-first", "qs-deep"]]) {
+      const a = r.lists.find((x) => x.key === first);
+      const b = r.lists.find((x) => x.key === deep);
+      if (a && b) {
+        const ratio = b.product.p50 / a.product.p50;
+        out.push(`| deep page ≤ 1.2 × first page latency (p50, product), ${a.label.split(",")[0]} | ${ms(b.product.p50)} ms vs ${ms(a.product.p50)} ms = ${f2(ratio)} × | ${ok(ratio <= 1.2)} |`);
+      }
+    }
+  }
+  if (d && !d.skipped) {
+    out.push(`| dispatcher ≥ 1,000 deliveries/s on ${m.cores} cores | ${f0(d.burst.deliveriesPerSec)}/s (burst, end to end incl. ingestion) | ${ok(d.burst.deliveriesPerSec >= 1000)} |`);
+    const lat = d.paced ?? d.burst;
+    out.push(`| event→first-attempt p50 < 50 ms | ${ms(lat.p50)} ms (${d.paced ? `paced, ${d.paced.rate} events/s` : "burst"}); burst: ${ms(d.burst.p50)} ms | ${ok(lat.p50 < 50)} |`);
+    out.push(`| RSS < 250 MB under the dispatcher load | ${f0(d.peakRssMb)} MB peak | ${ok(d.peakRssMb < 250)} |`);
+  }
+  out.push("");
+
+  const notes = join(ROOT, "bench", "NOTES.md");
+  if (existsSync(notes)) out.push(readFileSync(notes, "utf8").trim(), "");
+  return out.join("\n");
+}

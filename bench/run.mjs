@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// `npm run bench` — measures the API's list endpoints against a node:http + pg baseline and the
+// delivery engine against an undici + HMAC baseline, in one run, on PostgreSQL. See README.md.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startChild } from "./lib/children.mjs";
+import { runDispatcherBench } from "./lib/dispatcher.mjs";
+import { listScenarios, runLists, verifyIdentical } from "./lib/lists.mjs";
+import { DIST, hasDispatcher, loadServer, ROOT } from "./lib/pkg.mjs";
+import { summariseProfile } from "./lib/profile.mjs";
+import { machineInfo, renderResults } from "./lib/report.mjs";
+import { ensureDatabase, ensureOrgs, ensureSeeded, seedFacts, VOLUME, withDatabase } from "./lib/seed.mjs";
+
+const { values: args } = parseArgs({
+  options: {
+    reseed: { type: "boolean", default: false },
+    only: { type: "string" }, // lists | dispatcher
+    scenarios: { type: "string" }, // comma list of scenario keys
+    rounds: { type: "string", default: "3" },
+    duration: { type: "string", default: "10" },
+    warmup: { type: "string", default: "2" },
+    connections: { type: "string", default: "16" },
+    events: { type: "string", default: "10000" },
+    "paced-events": { type: "string", default: "2000" },
+    "paced-rate": { type: "string", default: "100" },
+    "publish-concurrency": { type: "string", default: "16" },
+    profile: { type: "boolean", default: false },
+    "database-url": { type: "string", default: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
+    db: { type: "string", default: process.env.BENCH_DB ?? "ars_bench" },
+    "no-write": { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
+});
+
+if (args.help) {
+  console.log(`npm run bench [-- options]
+  --reseed                drop and re-create the bench database (otherwise reused when its counts are right)
+  --only lists|dispatcher run one half
+  --scenarios a,b         list scenarios to run (keys: ce-first ce-deep ce-total ce-status ce-created-after qs-first qs-deep qs-total)
+  --rounds N              alternating product/baseline rounds (3)
+  --duration S            seconds per autocannon run (10); --warmup S (2); --connections N (16)
+  --events N              dispatcher burst events (10000); --paced-events N (2000) --paced-rate R (100/s)
+  --profile               run the product (and baseline) server with --cpu-prof; summaries in bench/profiles/
+  --database-url URL      an admin URL of the PostgreSQL server (postgresql://postgres@127.0.0.1:5432/postgres)
+  --db NAME               the bench database (ars_bench)
+  --no-write              do not write bench/RESULTS.md`);
+  process.exit(0);
+}
+
+const int = (name) => {
+  const n = Number(args[name]);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number`);
+  return n;
+};
+const log = (msg) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`;
+const started = Date.now();
+
+function warnIfStale() {
+  let newest = 0;
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else newest = Math.max(newest, statSync(p).mtimeMs);
+    }
+  };
+  walk(join(ROOT, "apps", "server", "src"));
+  if (newest > statSync(join(DIST, "index.js")).mtimeMs) log("WARNING: apps/server/src is newer than dist: run `npm run build` to measure the current code");
+}
+
+const profileDir = join(ROOT, "bench", "profiles");
+const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+const profArgs = (name) => (args.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${stamp}.cpuprofile`] : []);
+function reportProfile(name) {
+  if (!args.profile) return;
+  const file = join(profileDir, `${name}-${stamp}.cpuprofile`);
+  const s = summariseProfile(file, 30);
+  const text = `profile ${file}\ntotal sampled ${s.totalMs.toFixed(0)} ms\n\nself time by package:\n${s.packages.join("\n")}\n\nself time by function:\n${s.functions.join("\n")}\n`;
+  writeFileSync(file.replace(/\.cpuprofile$/, ".txt"), text);
+  console.log(`\n${text}`);
+}
+
+const runLists_ = !args.only || args.only === "lists";
+const runDispatch = !args.only || args.only === "dispatcher";
+
+const server = await loadServer();
+warnIfStale();
+const machine = await machineInfo(args["database-url"]);
+log(`${machine.cores} cores, ${machine.memGiB} GiB, load average ${machine.loadavg}; ${machine.node}; ${machine.postgres}`);
+
+// ---- database ---------------------------------------------------------------------------------
+await ensureDatabase(args["database-url"], args.db, { reseed: args.reseed });
+const databaseUrl = withDatabase(args["database-url"], args.db);
+const db = await server.openDatabase({ databaseUrl });
+let orgs;
+let token;
+try {
+  await server.migrate(db);
+  orgs = await ensureOrgs(server, db);
+  ({ token } = await server.createToken(db, {
+    orgId: orgs.a,
+    scopes: ["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write", "internal:ingest"],
+    name: `bench ${stamp}`,
+  }));
+} finally {
+  await db.close();
+}
+const seedStart = Date.now();
+const didSeed = await ensureSeeded({ url: databaseUrl, orgs, force: args.reseed });
+const seedSeconds = didSeed ? (Date.now() - seedStart) / 1000 : null;
+const facts = await seedFacts(databaseUrl, orgs);
+log(`data: coding_evaluations ${facts.stats.ce_size}, question sets + questions ${facts.stats.qs_size}, findings ≈ ${facts.stats.findings_bytes} B/row stored`);
+
+const encryptionKey = randomBytes(32).toString("base64");
+const results = { machine, command, volume: VOLUME, facts, seedSeconds, lists: null, listRss: null, dispatcher: null, settings: {} };
+results.settings = {
+  rounds: int("rounds"),
+  duration: int("duration"),
+  warmup: int("warmup"),
+  connections: int("connections"),
+  events: int("events"),
+  pacedEvents: int("paced-events"),
+  pacedRate: int("paced-rate"),
+  publishConcurrency: int("publish-concurrency"),
+};
+
+// ---- lists ------------------------------------------------------------------------------------
+if (runLists_) {
+  let scenarios = listScenarios(facts);
+  if (args.scenarios) {
+    const keep = new Set(args.scenarios.split(","));
+    scenarios = scenarios.filter((s) => keep.has(s.key));
+  }
+  const product = await startChild("servers/product.mjs", {
+    name: "product server",
+    execArgv: profArgs("product-lists"),
+    env: { BENCH_SERVER_OPTIONS: JSON.stringify({ databaseUrl, dispatcher: false, encryptionKey }) },
+  });
+  const baseline = await startChild("servers/baseline.mjs", {
+    name: "baseline server",
+    execArgv: profArgs("baseline-lists"),
+    env: { DATABASE_URL: databaseUrl },
+  });
+  try {
+    const servers = { product: product.url, baseline: baseline.url };
+    await verifyIdentical(scenarios, servers, token);
+    log(`bodies byte-identical for ${scenarios.length} requests (${scenarios.map((s) => `${s.key} ${(s.bytes / 1024).toFixed(0)} KiB`).join(", ")})`);
+    const { rounds, duration, connections, warmup } = results.settings;
+    const eta = scenarios.length * 2 * (rounds * duration + warmup);
+    log(`lists: ${scenarios.length} scenarios × 2 servers × ${rounds} rounds × ${duration} s, ${connections} connections (≈ ${Math.ceil(eta / 60)} min)`);
+    results.lists = await runLists({ scenarios, servers, token, rounds, duration, connections, warmup, onProgress: log });
+    results.listRss = { product: product.rss().peakMb, baseline: baseline.rss().peakMb };
+  } finally {
+    await product.stop();
+    await baseline.stop();
+  }
+  reportProfile("product-lists");
+  reportProfile("baseline-lists");
+}
+
+// ---- dispatcher -------------------------------------------------------------------------------
+if (runDispatch) {
+  if (!hasDispatcher()) {
+    log("dispatcher: apps/server/dist/delivery/dispatcher.js is not in the build: skipped");
+    results.dispatcher = { skipped: "the build has no delivery dispatcher (apps/server/src/delivery/dispatcher.ts)" };
+  } else {
+    results.dispatcher = await runDispatcherBench({
+      databaseUrl,
+      orgId: orgs.a,
+      token,
+      eventSet: facts.eventSet,
+      events: results.settings.events,
+      paced: { events: results.settings.pacedEvents, rate: results.settings.pacedRate },
+      publishConcurrency: results.settings.publishConcurrency,
+      execArgv: profArgs("product-dispatcher"),
+      log,
+    });
+    reportProfile("product-dispatcher");
+  }
+}
+
+results.elapsedSeconds = (Date.now() - started) / 1000;
+const markdown = renderResults(results);
+console.log(`\n${markdown}`);
+const complete = runLists_ && runDispatch && !args.scenarios;
+const outDir = join(ROOT, "bench", ".out");
+mkdirSync(outDir, { recursive: true });
+writeFileSync(join(outDir, "last-run.md"), markdown);
+writeFileSync(join(outDir, "last-run.json"), JSON.stringify(results, null, 2));
+if (complete && !args["no-write"]) {
+  writeFileSync(join(ROOT, "bench", "RESULTS.md"), markdown);
+  log("written: bench/RESULTS.md (and bench/.out/last-run.json)");
+} else {
+  log("partial run: written to bench/.out/last-run.md only (bench/RESULTS.md is kept for full runs)");
+}
+process.exit(0);

@@ -1,0 +1,134 @@
+// verifyWebhook against what the server's delivery engine really sends: a real HTTPS receiver on
+// loopback, reached through an injected resolver and a test-only loopback allowance.
+import { randomUUID } from "node:crypto";
+import { staticResolver } from "@audit-review/server";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  parseAuditCompleted,
+  verifyLegacySignature,
+  verifyWebhook,
+  WebhookVerificationError,
+} from "../src/webhooks/index.js";
+import type { CreatedWebhookEndpoint, QuestionSet } from "../src/index.js";
+import { startReceiver, type ReceivedRequest, type Receiver } from "./support/receiver.js";
+import { RECEIVER_HOST, startTestServer, type TestOrg, type TestServer } from "./support/server.js";
+
+const HOOK_HOST = "receiver.client-test.dev";
+
+let receiver: Receiver;
+let server: TestServer & { close(): Promise<void> };
+let org: TestOrg;
+let set: QuestionSet;
+let endpoint: CreatedWebhookEndpoint;
+let delivered: ReceivedRequest;
+const auditId = randomUUID();
+const eventId = randomUUID();
+
+beforeAll(async () => {
+  receiver = await startReceiver(HOOK_HOST);
+  server = await startTestServer({
+    dispatcher: true,
+    resolver: staticResolver({ [HOOK_HOST]: ["127.0.0.1"], [RECEIVER_HOST]: ["93.184.216.34"] }),
+    allowCidrs: ["127.0.0.1/32"],
+    extraCa: receiver.caCert,
+  });
+  org = await server.newOrg();
+  set = await org.ingestQuestionSet({
+    set_name: "Delivered",
+    set_code: "DLV-1",
+    questions: [{ query: "Is the chief complaint documented?" }, { query: "Is the plan documented?" }],
+  });
+  endpoint = await org.client.createWebhookEndpoint({
+    url: `${receiver.origin}/audit-review`,
+    signing: { legacy_signature: true },
+  });
+  await org.publishEvent({
+    id: eventId,
+    type: "audit.completed",
+    data: {
+      audit_id: auditId,
+      question_set_id: set.id,
+      document_id: "doc-1",
+      result: "failed",
+      responses: [
+        { question_id: set.questions[0]!.id, answer: "No", context: "HPI is empty.", passed: false },
+        { question_id: set.questions[1]!.id, answer: "Yes", context: null, passed: true },
+      ],
+    },
+  });
+  delivered = await receiver.nextRequest();
+});
+
+afterAll(async () => {
+  await server?.close();
+  await receiver?.close();
+});
+
+const opts = () => ({ secret: endpoint.secret, headers: delivered.headers, body: delivered.body });
+
+describe("a delivery sent by the server's engine", () => {
+  it("when verified with the endpoint's secret, then it is accepted with the event id and a fresh timestamp", () => {
+    const verified = verifyWebhook(opts());
+    expect(verified.id).toBe(eventId);
+    expect(Math.abs(verified.timestamp.getTime() - Date.now())).toBeLessThan(60_000);
+    expect(verified.body).toBe(delivered.body.toString("utf8"));
+  });
+
+  it("when its body is parsed, then it is the audit.completed payload of the published event", () => {
+    const event = parseAuditCompleted(verifyWebhook(opts()).body);
+    expect(event).toMatchObject({
+      type: "audit.completed",
+      data: { auditId, questionSetId: set.id, documentId: "doc-1", result: "failed" },
+    });
+    expect(event.responses?.map((r) => r.questionId)).toEqual(set.questions.map((q) => q.id));
+  });
+
+  it("when the endpoint has legacy_signature, then x-signature-256 verifies too", () => {
+    expect(verifyLegacySignature(opts()).body).toBe(delivered.body.toString("utf8"));
+  });
+
+  it("when the body is changed, then both schemes reject it", () => {
+    const body = Buffer.from(delivered.body.toString("utf8").replace('"failed"', '"passed"'));
+    expect(body.equals(delivered.body)).toBe(false);
+    expect(() => verifyWebhook({ ...opts(), body })).toThrow(WebhookVerificationError);
+    expect(() => verifyLegacySignature({ ...opts(), body })).toThrow(WebhookVerificationError);
+  });
+
+  it("when the secret is wrong, then it is rejected", () => {
+    const other = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+    expect(() => verifyWebhook({ ...opts(), secret: other })).toThrow(/no webhook-signature value matches/);
+  });
+
+  it("when it is replayed later than the tolerance, then it is rejected as too old", () => {
+    const later = new Date(Date.now() + 10 * 60_000);
+    expect(() => verifyWebhook({ ...opts(), now: later })).toThrow(expect.objectContaining({ reason: "timestamp_too_old" }));
+  });
+
+  it("when a signature header is missing, then it is rejected", () => {
+    const { "webhook-signature": _dropped, ...headers } = delivered.headers;
+    expect(() => verifyWebhook({ ...opts(), headers })).toThrow(expect.objectContaining({ reason: "missing_header" }));
+  });
+
+  it("when the receiver answered 2xx, then the client lists the delivery as succeeded", async () => {
+    await vi.waitFor(
+      async () => {
+        const { data } = await org.client.listWebhookDeliveries({ endpoint_id: endpoint.id });
+        expect(data).toEqual([expect.objectContaining({ event_id: eventId, audit_id: auditId, status: "succeeded", attempt_count: 1 })]);
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+  });
+
+  it("when the secret was rotated, then deliveries carry two v1 signatures and the old and the new secret both verify", async () => {
+    const rotated = await org.rotateSecret(endpoint.id);
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    const id = randomUUID();
+    await org.publishEvent({ id, type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: set.id, result: "passed" } });
+    const next = await receiver.nextRequest();
+    const request = { headers: next.headers, body: next.body };
+    expect(String(next.headers["webhook-signature"]).split(" ")).toEqual([expect.stringMatching(/^v1,/), expect.stringMatching(/^v1,/)]);
+    expect(verifyWebhook({ ...request, secret: rotated.secret }).id).toBe(id);
+    expect(verifyWebhook({ ...request, secret: endpoint.secret }).id).toBe(id);
+    expect(verifyWebhook({ ...request, secrets: [`whsec_${Buffer.alloc(32, 9).toString("base64")}`, rotated.secret] }).id).toBe(id);
+  });
+});
