@@ -151,7 +151,8 @@ if (runLists_) {
     const { rounds, duration, connections, warmup } = results.settings;
     const eta = scenarios.length * 2 * (rounds * duration + warmup);
     log(`lists: ${scenarios.length} scenarios × 2 servers × ${rounds} rounds × ${duration} s, ${connections} connections (≈ ${Math.ceil(eta / 60)} min)`);
-    results.lists = await runLists({ scenarios, servers, token, rounds, duration, connections, warmup, onProgress: log });
+    const cpu = { product: product.cpuMs, baseline: baseline.cpuMs };
+    results.lists = await runLists({ scenarios, servers, cpu, token, rounds, duration, connections, warmup, onProgress: log });
     results.listRss = { product: product.rss().peakMb, baseline: baseline.rss().peakMb };
   } finally {
     await product.stop();
@@ -183,6 +184,7 @@ if (runDispatch) {
 }
 
 results.elapsedSeconds = (Date.now() - started) / 1000;
+results.machine.loadavgEnd = (await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ");
 const markdown = renderResults(results);
 console.log(`\n${markdown}`);
 const complete = runLists_ && runDispatch && !args.scenarios;

@@ -63,6 +63,7 @@ export async function startChild(script, { env = {}, execArgv = [], name = scrip
       });
     },
     rss: () => memoryOf(child.pid),
+    cpuMs: () => cpuMsOf(child.pid),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
@@ -83,3 +84,18 @@ export function memoryOf(pid) {
     return { rssMb: NaN, peakMb: NaN };
   }
 }
+
+/** User + system CPU time a process has used so far, in ms (from /proc/<pid>/stat). */
+export function cpuMsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // fields after the parenthesised command name; utime and stime are fields 14 and 15
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+
+// USER_HZ: 100 on every Linux we run on (getconf CLK_TCK)
+const CLK_TCK = 100;

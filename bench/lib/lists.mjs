@@ -62,13 +62,26 @@ export async function verifyIdentical(scenarios, servers, token) {
   }
 }
 
-/** One autocannon run; throws on any error or non-2xx answer. */
-export async function load(url, token, { connections, duration }) {
+/**
+ * One autocannon run; throws on any error or non-2xx answer. `cpuMs` reads the server process's
+ * CPU time, so each run also yields CPU ms per request: a cost that other work on a shared
+ * machine disturbs much less than req/s.
+ */
+export async function load(url, token, { connections, duration, cpuMs }) {
+  const cpu0 = cpuMs?.();
   const r = await autocannon({ url, connections, duration, pipelining: 1, headers: { authorization: `Bearer ${token}` } });
+  const cpu = cpuMs ? cpuMs() - cpu0 : NaN;
   if (r.errors || r.timeouts || r.non2xx) {
     throw new Error(`load on ${url}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
   }
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, bytesPerSec: r.throughput.average };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    bytesPerSec: r.throughput.average,
+    cpuPerRequest: cpu / r.requests.total,
+  };
 }
 
 export const median = (xs) => {
@@ -82,18 +95,20 @@ export const median = (xs) => {
  * Rounds × scenarios × {product, baseline}; the order of the two flips every round so drift
  * (caches, autovacuum, thermal) does not favour one side. Returns per scenario the medians.
  */
-export async function runLists({ scenarios, servers, token, rounds, duration, connections, warmup, onProgress }) {
+export async function runLists({ scenarios, servers, cpu, token, rounds, duration, connections, warmup, onProgress }) {
   const results = new Map(scenarios.map((s) => [s.key, { product: [], baseline: [] }]));
   for (const s of scenarios) {
-    for (const side of ["product", "baseline"]) await load(servers[side] + s.path, token, { connections, duration: warmup });
+    for (const side of ["product", "baseline"]) await load(servers[side] + s.path, token, { connections, duration: warmup, cpuMs: cpu[side] });
   }
   for (let round = 1; round <= rounds; round++) {
     for (const s of scenarios) {
       const order = round % 2 ? ["product", "baseline"] : ["baseline", "product"];
       for (const side of order) {
-        const r = await load(servers[side] + s.path, token, { connections, duration });
+        const r = await load(servers[side] + s.path, token, { connections, duration, cpuMs: cpu[side] });
         results.get(s.key)[side].push(r);
-        onProgress?.(`round ${round}/${rounds} ${s.key.padEnd(17)} ${side.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms`);
+        onProgress?.(
+          `round ${round}/${rounds} ${s.key.padEnd(17)} ${side.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ${r.cpuPerRequest.toFixed(1)} CPU ms/req`,
+        );
       }
     }
   }
@@ -103,6 +118,7 @@ export async function runLists({ scenarios, servers, token, rounds, duration, co
       rps: median(r[side].map((x) => x.rps)),
       p50: median(r[side].map((x) => x.p50)),
       p99: median(r[side].map((x) => x.p99)),
+      cpu: median(r[side].map((x) => x.cpuPerRequest)),
       runs: r[side],
     });
     const product = sum("product");

@@ -40,7 +40,7 @@ export function renderResults(r) {
   const out = [];
   out.push("# Benchmark results", "");
   out.push(`- **Date:** ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC (run took ${Math.round(r.elapsedSeconds / 60)} min${r.seedSeconds ? `, of which seeding ${Math.round(r.seedSeconds)} s` : "; database already seeded"})`);
-  out.push(`- **Machine:** ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB RAM, ${m.kernel}; ${m.node}; ${m.postgres} on 127.0.0.1. Load average at start: ${m.loadavg} (the machine is shared: other work may run during the bench, which is why product and baseline alternate).`);
+  out.push(`- **Machine:** ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB RAM, ${m.kernel}; ${m.node}; ${m.postgres} on 127.0.0.1. Load average at start ${m.loadavg}, at the end ${m.loadavgEnd ?? "–"} (1/5/15 min; the machine is shared: other work may run during the bench, which is why product and baseline alternate).`);
   out.push(`- **Command:** \`${r.command}\` (from the repository root, after \`npm ci && npm run build\`, PostgreSQL on 127.0.0.1:5432)`);
   out.push(`- **Data** (database \`ars_bench\`): org A ${f0(r.volume.a.evaluations)} coding evaluations (80 % completed with embedded E/M + ICD findings, ≈ ${r.facts.stats.findings_bytes} B jsonb per row; table ${r.facts.stats.ce_size}) and ${f0(r.volume.a.sets)} question sets with 18–22 questions each; org B ${f0(r.volume.b.evaluations)} / ${f0(r.volume.b.sets)} in the same tables and indexes; created_at spread over ${r.volume.days} days.`);
   out.push("");
@@ -48,11 +48,11 @@ export function renderResults(r) {
   if (r.lists) {
     out.push("## List endpoints (`limit=100`)", "");
     out.push(`autocannon, ${s.connections} connections, ${s.duration} s per run after a ${s.warmup} s warm-up, ${s.rounds} rounds alternating product and baseline (the order flips every round); medians over rounds. Product = the built server (Express, contract validation of requests, Prisma 7 + adapter-pg, rate limit and response validation off). Baseline = \`bench/servers/baseline.mjs\`: \`node:http\` + \`pg\` only, same token check, same cursor lookup and keyset SQL, same JSON bytes (asserted before the load). Both run in their own process with a 10-connection pool.`, "");
-    out.push("| request | body | product req/s | baseline req/s | ratio (range) | product p50 / p99 ms | baseline p50 / p99 ms |");
-    out.push("|---|---:|---:|---:|---:|---:|---:|");
+    out.push("| request | body | product req/s | baseline req/s | ratio (range) | product p50 / p99 ms | baseline p50 / p99 ms | server CPU ms/req product / baseline |");
+    out.push("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (const x of r.lists) {
       out.push(
-        `| ${x.label} | ${Math.round(x.bytes / 1024)} KiB | ${f0(x.product.rps)} | ${f0(x.baseline.rps)} | ${f2(x.ratio)} (${f2(x.ratioRange[0])}–${f2(x.ratioRange[1])}) | ${ms(x.product.p50)} / ${ms(x.product.p99)} | ${ms(x.baseline.p50)} / ${ms(x.baseline.p99)} |`,
+        `| ${x.label} | ${Math.round(x.bytes / 1024)} KiB | ${f0(x.product.rps)} | ${f0(x.baseline.rps)} | ${f2(x.ratio)} (${f2(x.ratioRange[0])}–${f2(x.ratioRange[1])}) | ${ms(x.product.p50)} / ${ms(x.product.p99)} | ${ms(x.baseline.p50)} / ${ms(x.baseline.p99)} | ${f1(x.product.cpu)} / ${f1(x.baseline.cpu)} |`,
       );
     }
     out.push("");

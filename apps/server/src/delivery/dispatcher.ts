@@ -65,6 +65,7 @@ interface Job {
 }
 
 const DRAIN_RECHECK_MS = 10;
+const DRAIN_SETTLE_RECHECK_MS = 25;
 
 export function createDispatcher({
   db,
@@ -358,7 +359,10 @@ export function createDispatcher({
         const wait = nextAt.getTime() - dbNow.getTime();
         if (wait > 0) {
           if (!untilSettled) return;
-          await pause(wait + 1);
+          // Not longer than a short recheck: the row may be leased by another live dispatcher
+          // that records it long before its lease would run out.
+          await pause(Math.min(wait + 1, DRAIN_SETTLE_RECHECK_MS));
+          continue;
         }
         const before = claimed;
         tick();

@@ -9,7 +9,7 @@ export interface QuestionSetFilters {
 }
 
 const withQuestions = {
-  questions: { where: { is_deleted: false }, orderBy: { position: "asc" } },
+  questions: { where: { is_deleted: false }, orderBy: { position: "asc" }, select: { id: true, query: true, question_type: true, severity: true, remediation: true } },
 } satisfies Prisma.QuestionSetInclude;
 
 export type QuestionSetRow = Prisma.QuestionSetGetPayload<{ include: typeof withQuestions }>;

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadOperations } from "../../src/http/operations.js";
 import { SPEC_PATH } from "../../src/lib/paths.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
-import { createEndpoint, ingestQuestionSet, PUBLIC_HOST, rawProblem, useApiServer } from "../harness/factories.js";
+import { createBody, createEndpoint, ingestQuestionSet, PUBLIC_HOST, questionSetBody, rawProblem, useApiServer } from "../harness/factories.js";
 
 const server = await useApiServer();
 
@@ -152,8 +152,8 @@ describe("authentication and scopes", () => {
     const endpoint = await createEndpoint(api);
 
     const writes = [
-      await readOnly.POST("/v2/webhook_endpoints", { body: { url: `https://${PUBLIC_HOST}/x` } }),
-      await readOnly.POST("/v2/internal/question_sets", { body: { set_name: "S", set_code: "S" } }),
+      await readOnly.POST("/v2/webhook_endpoints", { body: createBody({ url: `https://${PUBLIC_HOST}/x` }) }),
+      await readOnly.POST("/v2/internal/question_sets", { body: questionSetBody({ set_name: "S", set_code: "S" }) }),
       await readOnly.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: endpoint.id } } }),
     ];
 

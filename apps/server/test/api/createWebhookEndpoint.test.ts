@@ -1,6 +1,6 @@
 import type { CreateWebhookEndpointRequest } from "@audit-review/api-types/internal";
 import { describe, expect, it } from "vitest";
-import { createEndpoint, ingestQuestionSet, PUBLIC_HOST, problemOf, rawProblem, rememberAuthentication, uniq, unknownId, useApiServer } from "../harness/factories.js";
+import { createBody, createEndpoint, ingestQuestionSet, PUBLIC_HOST, problemOf, rawProblem, rememberAuthentication, uniq, unknownId, useApiServer } from "../harness/factories.js";
 
 const server = await useApiServer();
 
@@ -22,7 +22,7 @@ describe("POST /v2/webhook_endpoints", () => {
     const { api, orgId } = await server.newOrg();
     const target = url();
 
-    const { data, response } = await api.POST("/v2/webhook_endpoints", { body: { url: target } });
+    const { data, response } = await api.POST("/v2/webhook_endpoints", { body: createBody({ url: target }) });
 
     expect(response.status).toBe(201);
     expect(response.headers.get("location")).toBe(`/v2/webhook_endpoints/${data!.id}`);
@@ -262,7 +262,7 @@ describe("POST /v2/webhook_endpoints", () => {
       const foreign = await ingestQuestionSet(other.api);
 
       for (const id of [unknownId(), foreign.id]) {
-        const result = await api.POST("/v2/webhook_endpoints", { body: { url: url(), filters: { question_set_ids: [mine.id, id] } } });
+        const result = await api.POST("/v2/webhook_endpoints", { body: createBody({ url: url(), filters: { question_set_ids: [mine.id, id] } }) });
         problemOf(result, { status: 400, code: "VALIDATION_ERROR", name: "filters.question_set_ids" });
       }
       expect((await api.GET("/v2/webhook_endpoints")).data!.data).toEqual([]);

@@ -1,11 +1,11 @@
 import type { CreateWebhookEndpointRequest } from "@audit-review/api-types/internal";
 import { describe, expect, it } from "vitest";
-import { createEndpoint, PUBLIC_HOST, problemOf, remember, uniq, useApiServer } from "../harness/factories.js";
+import { createBody, createEndpoint, PUBLIC_HOST, problemOf, remember, uniq, useApiServer } from "../harness/factories.js";
 import type { Api } from "../harness/server.js";
 
 const server = await useApiServer();
 
-const body = (): CreateWebhookEndpointRequest => ({ url: `https://${PUBLIC_HOST}/limit/${uniq()}` });
+const body = (): CreateWebhookEndpointRequest => createBody({ url: `https://${PUBLIC_HOST}/limit/${uniq()}` });
 const liveCount = async (api: Api) => (await api.GET("/v2/webhook_endpoints", { params: { query: { include_total: "true" } } })).data!.total_count;
 const rowsOf = (orgId: string) => server.server.db.prisma.webhookEndpoint.count({ where: { org_id: orgId, deleted_at: null } });
 

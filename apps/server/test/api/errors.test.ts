@@ -82,7 +82,7 @@ describe("X-Request-Id", () => {
     const bad = await server.raw("/v2/question_sets?limit=0", { token, headers: { "x-request-id": id } });
     expect(ok.headers.get("x-request-id")).toBe(id);
     expect(bad.headers.get("x-request-id")).toBe(id);
-    expect((await bad.json()).request_id).toBe(id);
+    expect(((await bad.json()) as { request_id: string }).request_id).toBe(id);
   });
 
   it.each([["a".repeat(129)], ["has space"], ["tab\there"], ["caf\u00e9"], [""]])("when an insane id %j is sent, then a generated one replaces it", async (id) => {

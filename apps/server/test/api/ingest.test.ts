@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IngestCodingEvaluationRequest, IngestQuestionSetRequest, PublishEventRequest } from "@audit-review/api-types/internal";
 import { describe, expect, it } from "vitest";
-import { createEndpoint, ingestQuestionSet, problemOf, publishEvent, useApiServer } from "../harness/factories.js";
+import { createEndpoint, evaluationBody, ingestQuestionSet, problemOf, publishEvent, questionSetBody, useApiServer } from "../harness/factories.js";
 import type { Api } from "../harness/server.js";
 
 const server = await useApiServer();
@@ -15,7 +15,7 @@ describe("POST /v2/internal/question_sets", () => {
     const { api, orgId } = await server.newOrg();
 
     const { data, response } = await api.POST("/v2/internal/question_sets", {
-      body: { set_name: "Coding review", set_code: "COD-1", type: "coding", questions: [{ query: "b?" }, { query: "a?" }, { query: "c?" }] },
+      body: questionSetBody({ set_name: "Coding review", set_code: "COD-1", type: "coding", questions: [{ query: "b?" }, { query: "a?" }, { query: "c?" }] }),
     });
 
     expect(response.status).toBe(201);
@@ -44,7 +44,7 @@ describe("POST /v2/internal/coding_evaluations", () => {
     const { api } = await server.newOrg();
 
     const { data, response } = await api.POST("/v2/internal/coding_evaluations", {
-      body: { status: "completed", em_evaluation: { coding_status: "codable", risk: [{ category: "rx", description: "prescription drug management" }] } },
+      body: evaluationBody({ status: "completed", em_evaluation: { coding_status: "codable", risk: [{ category: "rx", description: "prescription drug management" }] } }),
     });
 
     expect(response.status).toBe(201);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CodingEvaluation, operations } from "@audit-review/api-types/internal";
 import { describe, expect, it } from "vitest";
-import { ingestCodingEvaluation, ingestQuestionSet, problemOf, rawProblem, unknownId, useApiServer } from "../harness/factories.js";
+import { evaluationBody, ingestCodingEvaluation, ingestQuestionSet, problemOf, rawProblem, unknownId, useApiServer } from "../harness/factories.js";
 import { expectWalksAgree, ids, LIST_BAD_QUERIES, type PageFetcher } from "../harness/pagination.js";
 import type { Api } from "../harness/server.js";
 
@@ -101,7 +101,7 @@ describe("GET /v2/coding_evaluations", () => {
 
   it("when an evaluation's findings are not created yet, then em_evaluation and icd_evaluation are null", async () => {
     const { api } = await server.newOrg();
-    await api.POST("/v2/internal/coding_evaluations", { body: {} });
+    await api.POST("/v2/internal/coding_evaluations", { body: evaluationBody({}) });
     await ingestCodingEvaluation(api, { em_evaluation: { coding_status: "uncodable", uncodable_reason: "no note" } });
 
     const [emOnly, bare] = (await list(api)).data!.data;

@@ -1,6 +1,6 @@
 import type { operations, QuestionSet } from "@audit-review/api-types/internal";
 import { describe, expect, it } from "vitest";
-import { ingestCodingEvaluation, ingestQuestionSet, problemOf, rawProblem, unknownId, useApiServer } from "../harness/factories.js";
+import { ingestCodingEvaluation, ingestQuestionSet, problemOf, questionSetBody, rawProblem, unknownId, useApiServer } from "../harness/factories.js";
 import { expectWalksAgree, ids, LIST_BAD_QUERIES, type PageFetcher } from "../harness/pagination.js";
 import type { Api } from "../harness/server.js";
 
@@ -70,7 +70,7 @@ describe("GET /v2/question_sets", () => {
 
   it("when a set is ingested with only its name and code, then the optional fields take their defaults", async () => {
     const { api } = await server.newOrg();
-    const { data } = await api.POST("/v2/internal/question_sets", { body: { set_name: "Minimal", set_code: "MIN" } });
+    const { data } = await api.POST("/v2/internal/question_sets", { body: questionSetBody({ set_name: "Minimal", set_code: "MIN" }) });
 
     const listed = (await api.GET("/v2/question_sets")).data!.data[0];
     expect(listed).toEqual(data);

@@ -181,7 +181,7 @@ describe("GET /v2/webhook_deliveries", () => {
     const { api } = await server.newOrg();
     const endpoint = await createEndpoint(api);
 
-    const sent = await admin(api, endpoint.id, "send_test");
+    const sent = await api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/send_test", { params: { path: { endpoint_id: endpoint.id } } });
 
     expect(sent.response.status).toBe(201);
     expect(await everything(api)).toEqual([{ ...sent.data, is_test: true, endpoint_id: endpoint.id, status: "pending" }]);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createEndpoint, ingestCodingEvaluation, ingestQuestionSet, PUBLIC_HOST, problemOf, publishEvent, unknownId, useApiServer } from "../harness/factories.js";
+import { createBody, createEndpoint, ingestCodingEvaluation, ingestQuestionSet, PUBLIC_HOST, problemOf, publishEvent, unknownId, useApiServer } from "../harness/factories.js";
 import type { Api, TestOrg } from "../harness/server.js";
 
 const server = await useApiServer();
@@ -28,7 +28,7 @@ beforeAll(async () => {
 describe("tenancy: org B's token against org A's ids", () => {
   it("when B lists anything, then only B's rows are listed and counted", async () => {
     const q = { include_total: "true" as const, limit: 100 };
-    const lists = [
+    const lists: Array<{ data: Array<{ id: string; org_id: string }>; total_count?: number }> = [
       (await b.api.GET("/v2/question_sets", { params: { query: q } })).data!,
       (await b.api.GET("/v2/coding_evaluations", { params: { query: q } })).data!,
       (await b.api.GET("/v2/webhook_endpoints", { params: { query: q } })).data!,
@@ -77,8 +77,8 @@ describe("tenancy: org B's token against org A's ids", () => {
   });
 
   it("when B subscribes an endpoint to A's question set, then 400 exactly as for an unknown set", async () => {
-    const foreign = await b.api.POST("/v2/webhook_endpoints", { body: { url: `https://${PUBLIC_HOST}/t`, filters: { question_set_ids: [a.data.set.id] } } });
-    const unknown = await b.api.POST("/v2/webhook_endpoints", { body: { url: `https://${PUBLIC_HOST}/t`, filters: { question_set_ids: [unknownId()] } } });
+    const foreign = await b.api.POST("/v2/webhook_endpoints", { body: createBody({ url: `https://${PUBLIC_HOST}/t`, filters: { question_set_ids: [a.data.set.id] } }) });
+    const unknown = await b.api.POST("/v2/webhook_endpoints", { body: createBody({ url: `https://${PUBLIC_HOST}/t`, filters: { question_set_ids: [unknownId()] } }) });
 
     const fp = problemOf(foreign, { status: 400, code: "VALIDATION_ERROR", name: "filters.question_set_ids" });
     const up = problemOf(unknown, { status: 400, code: "VALIDATION_ERROR", name: "filters.question_set_ids" });

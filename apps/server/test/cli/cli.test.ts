@@ -58,19 +58,18 @@ function serve(env: Record<string, string>) {
 const get = (url: string, token: string) => fetch(`${url}/v2/question_sets?limit=1`, { headers: { authorization: `Bearer ${token}` } });
 
 describe("the ars CLI on the embedded database", () => {
-  it("when migrate runs twice, then the first applies the migrations and the second finds nothing to do", async () => {
+  it("when a user migrates, creates an org and tokens, seeds, serves and revokes, then each step does what it says", async () => {
     const env = { ARS_DATA_DIR: dataDir() };
-    const first = await run(["migrate"], env);
-    expect(first.stderr).toBe("");
-    expect(first.stdout).toMatch(/^applied: \d+_init/);
-    const second = await run(["migrate"], env);
-    expect(second.stdout.trim()).toBe("database is up to date");
-  });
+    expect((await run(["migrate"], env)).stdout).toMatch(/^applied: \d+_init/);
+    expect((await run(["migrate"], env)).stdout.trim()).toBe("database is up to date");
 
-  it("when an org and a token are created and the token revoked, then the API accepts it until the revocation", async () => {
-    const env = { ARS_DATA_DIR: dataDir() };
     const org = (await run(["orgs", "create", "--name", "Acme"], env)).stdout.trim();
     expect(org).toMatch(/^[0-9a-f-]{36}$/);
+    const refused = await run(["tokens", "create", "--org", org, "--scopes", "everything"], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("unknown scope(s): everything");
+    expect(refused.stdout).toBe("");
+
     const created = await run(["tokens", "create", "--org", org, "--scopes", "question_sets:read"], env);
     const token = created.stdout.trim();
     expect(token).toMatch(/^ars_[A-Za-z0-9_-]{43}$/);
@@ -79,8 +78,7 @@ describe("the ars CLI on the embedded database", () => {
     expect(listed.stdout).toContain("question_sets:read");
     expect(listed.stdout).toContain("active");
     expect(listed.stdout).not.toContain(token);
-    const seeded = await run(["seed", "--org", org, "--question-sets", "3", "--coding-evaluations", "2"], env);
-    expect(seeded.stdout.trim()).toBe("seeded 5 rows");
+    expect((await run(["seed", "--org", org, "--question-sets", "3", "--coding-evaluations", "2"], env)).stdout.trim()).toBe("seeded 5 rows");
 
     const server = serve(env);
     const url = await server.url;
@@ -89,23 +87,23 @@ describe("the ars CLI on the embedded database", () => {
     expect(((await ok.json()) as { data: unknown[] }).data).toHaveLength(1);
     expect(server.output()).not.toContain("First start");
 
+    // the embedded database belongs to the running server: a second process is refused, not corrupting it
     const id = listed.stdout.split("\t")[0]!;
-    expect((await run(["tokens", "revoke", id], env)).stdout.trim()).toBe(`revoked ${id}`);
-    expect((await get(url, token)).status).toBe(401);
-    expect((await run(["tokens", "list", "--org", org], env)).stdout).toContain("revoked");
+    const busy = await run(["tokens", "revoke", id], env);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain(`is in use by process ${server.child.pid}`);
+    expect((await get(url, token)).status).toBe(200);
 
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(0);
     expect(server.errors()).toContain("SIGTERM: shutting down");
-  });
 
-  it("when an unknown scope is asked for, then tokens create fails and names the known scopes", async () => {
-    const env = { ARS_DATA_DIR: dataDir() };
-    const org = (await run(["orgs", "create", "--name", "Acme"], env)).stdout.trim();
-    const out = await run(["tokens", "create", "--org", org, "--scopes", "everything"], env);
-    expect(out.code).toBe(1);
-    expect(out.stderr).toContain("unknown scope(s): everything");
-    expect(out.stdout).toBe("");
+    expect((await run(["tokens", "revoke", id], env)).stdout.trim()).toBe(`revoked ${id}`);
+    expect((await run(["tokens", "list", "--org", org], env)).stdout).toContain("revoked");
+    const again = serve(env);
+    expect((await get(await again.url, token)).status).toBe(401);
+    again.child.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
   });
 
   it("when serve starts on an empty embedded database, then it creates the demo org and prints its token once", async () => {

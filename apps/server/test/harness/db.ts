@@ -4,7 +4,7 @@
 // - otherwise → an in-memory PGlite restored from a migrated snapshot (initdb costs seconds).
 // Test files run in parallel processes, so template/snapshot creation is race-safe.
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -194,11 +194,20 @@ function snapshot(migrated: boolean): Promise<Blob> {
       const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
       writeFileSync(temporary, Buffer.from(await blob.arrayBuffer()));
       renameSync(temporary, file);
+      pruneSnapshots();
       return blob;
     })();
     snapshots.set(key, pending);
   }
   return pending;
+}
+
+/** Snapshots of other migration sets or PGlite versions would only pile up in the temp directory. */
+function pruneSnapshots(): void {
+  const keep = new Set([`${migrationsKey()}-pglite-${pgliteVersion()}.tar`, `empty-pglite-${pgliteVersion()}.tar`]);
+  for (const name of readdirSync(SNAPSHOT_DIR)) {
+    if (name.endsWith(".tar") && !keep.has(name)) rmSync(join(SNAPSHOT_DIR, name), { force: true });
+  }
 }
 
 async function restore(migrated: boolean): Promise<PGlite> {

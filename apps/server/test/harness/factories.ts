@@ -18,6 +18,15 @@ import { staticResolver } from "../../src/net/resolver.js";
 import type { StartServerOptions } from "../../src/server.js";
 import { startTestServer, type Api, type TestServer } from "./server.js";
 
+/**
+ * Request bodies that omit defaulted fields. openapi-typescript marks every field with a `default`
+ * as required, also in request bodies (one schema serves both directions), so requests that rely
+ * on the server's defaults are cast through these.
+ */
+export const createBody = (b: Partial<CreateWebhookEndpointRequest> & { url: string }) => b as CreateWebhookEndpointRequest;
+export const questionSetBody = (b: Partial<IngestQuestionSetRequest>) => b as IngestQuestionSetRequest;
+export const evaluationBody = (b: Partial<IngestCodingEvaluationRequest>) => b as IngestCodingEvaluationRequest;
+
 /** A short random suffix: every factory value is unique per test, so tests never see each other's data. */
 export const uniq = (): string => randomBytes(5).toString("hex");
 
@@ -80,7 +89,7 @@ function fail(what: string, response: Response, error: unknown): never {
 
 export async function ingestQuestionSet(api: Api, overrides: Partial<IngestQuestionSetRequest> = {}): Promise<QuestionSet> {
   const u = uniq();
-  const body: IngestQuestionSetRequest = {
+  const body = {
     set_name: `Set ${u}`,
     set_code: `SET-${u}`,
     type: "compliance",
@@ -89,7 +98,7 @@ export async function ingestQuestionSet(api: Api, overrides: Partial<IngestQuest
     thresholds: [{ label: "pass", min_score: 80 }],
     questions: [{ query: `Is ${u} documented?`, question_type: "yes_no", severity: "high", remediation: "Document it." }],
     ...overrides,
-  };
+  } as IngestQuestionSetRequest;
   const { data, error, response } = await api.POST("/v2/internal/question_sets", { body });
   if (!data) fail("ingestQuestionSet", response, error);
   expect(response.status).toBe(201);
@@ -97,7 +106,7 @@ export async function ingestQuestionSet(api: Api, overrides: Partial<IngestQuest
 }
 
 export async function ingestCodingEvaluation(api: Api, overrides: Partial<IngestCodingEvaluationRequest> = {}): Promise<CodingEvaluation> {
-  const body: IngestCodingEvaluationRequest = { audit_id: randomUUID(), status: "completed", processed: true, ...overrides };
+  const body = { audit_id: randomUUID(), status: "completed", processed: true, ...overrides } as IngestCodingEvaluationRequest;
   const { data, error, response } = await api.POST("/v2/internal/coding_evaluations", { body });
   if (!data) fail("ingestCodingEvaluation", response, error);
   expect(response.status).toBe(201);
@@ -106,7 +115,7 @@ export async function ingestCodingEvaluation(api: Api, overrides: Partial<Ingest
 
 /** A created endpoint on the public test host (unique path); its secret is remembered. */
 export async function createEndpoint(api: Api, overrides: Partial<CreateWebhookEndpointRequest> = {}): Promise<CreatedWebhookEndpoint> {
-  const body: CreateWebhookEndpointRequest = { url: `https://${PUBLIC_HOST}/hooks/${uniq()}`, ...overrides };
+  const body = { url: `https://${PUBLIC_HOST}/hooks/${uniq()}`, ...overrides } as CreateWebhookEndpointRequest;
   rememberAuthentication(body);
   const { data, error, response } = await api.POST("/v2/webhook_endpoints", { body });
   if (!data) fail("createEndpoint", response, error);

@@ -1,0 +1,44 @@
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * PGlite is one process's database: a second process opening the same directory (say `ars
+ * tokens revoke` while `ars serve` runs) would not be seen by the first and can corrupt it. The
+ * lock file makes that a clear error instead. A lock left by a dead process is taken over.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  const path = join(dataDir, "ars.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx", 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => {
+        try {
+          unlinkSync(path);
+        } catch {
+          // already gone: nothing to release
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const owner = Number(readFileSync(path, "utf8"));
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+        throw new Error(
+          `the embedded database in ${dataDir} is in use by process ${owner}; stop it first (commands cannot share an embedded database with a running server), or use PostgreSQL (DATABASE_URL)`,
+        );
+      }
+      unlinkSync(path);
+    }
+  }
+  throw new Error(`could not lock the embedded database in ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,173 @@
+// Several dispatcher processes on one PostgreSQL: a dispatcher killed mid-batch loses nothing
+// (its leases run out and another dispatcher finishes the work), and two live dispatchers never
+// send the same delivery twice within a lease. The workers are real `ars worker` processes
+// started through the CLI, configured only by environment variables, as an operator would.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Writable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import type { DeliveryConfig } from "../../src/config.js";
+import { createLogger } from "../../src/lib/logger.js";
+import { staticResolver } from "../../src/net/resolver.js";
+import { startWorker, type RunningWorker } from "../../src/worker.js";
+import type { RecordedRequest } from "../harness/receiver.js";
+import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, publish, useDeliveryServer, type DeliveryHarness } from "./support.js";
+
+const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+const MAIN = resolve(import.meta.dirname, "../../src/main.ts");
+
+// The API alone: every delivery here is sent by the workers this file starts.
+const h: DeliveryHarness | undefined = onPostgres ? await useDeliveryServer({}, { dispatcher: false }) : undefined;
+
+const dir = mkdtempSync(join(tmpdir(), "ars-crash-"));
+const children: ChildProcess[] = [];
+const workers: RunningWorker[] = [];
+afterAll(async () => {
+  for (const c of children) c.kill("SIGKILL");
+  for (const w of workers) await w.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface WorkerProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<unknown>;
+}
+
+/** `ars worker` in a child process; resolves once it reports that it runs. */
+async function spawnWorker(h: DeliveryHarness, delivery: Record<string, string>): Promise<WorkerProcess> {
+  const caFile = join(dir, "ca.pem");
+  writeFileSync(caFile, h.ca.cert);
+  const config = h.server.server.deps.config;
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "worker"], {
+    env: {
+      ...process.env,
+      DATABASE_URL: config.databaseUrl,
+      ARS_ENCRYPTION_KEY: config.encryptionKey,
+      ARS_STATIC_HOSTS: `${RECEIVER_HOST}=127.0.0.1`,
+      ARS_ALLOW_PRIVATE_CIDRS: "127.0.0.1/32",
+      ARS_EXTRA_CA_FILE: caFile,
+      ARS_LOG_LEVEL: "info",
+      ...delivery,
+    },
+  });
+  children.push(child);
+  let output = "";
+  child.stdout!.on("data", (c) => (output += c));
+  child.stderr!.on("data", (c) => (output += c));
+  const exited = new Promise((done) => child.once("exit", done));
+  await new Promise<void>((ready, fail) => {
+    child.stdout!.on("data", () => output.includes("delivery worker running") && ready());
+    void exited.then(() => fail(new Error(`worker exited before it ran:\n${output}`)));
+  });
+  return { child, output: () => output, exited };
+}
+
+/** A dispatcher in this process, with its own database pool, as a second (or recovering) worker. */
+async function inProcessWorker(h: DeliveryHarness, delivery: Partial<DeliveryConfig>) {
+  const lines: string[] = [];
+  const config = h.server.server.deps.config;
+  const worker = await startWorker({
+    databaseUrl: config.databaseUrl,
+    encryptionKey: config.encryptionKey,
+    resolver: staticResolver({ [RECEIVER_HOST]: ["127.0.0.1"] }),
+    allowCidrs: ["127.0.0.1/32"],
+    extraCa: h.ca.cert,
+    delivery: { jitter: 0, pollIntervalMs: 50, ...delivery },
+    logger: createLogger({ level: "info", destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }) }),
+  });
+  workers.push(worker);
+  return { worker, lines };
+}
+
+const attemptsLogged = (text: string) => text.split("\n").filter((l) => l.includes('"msg":"delivery attempt"')).length;
+
+describe.skipIf(!onPostgres)("several dispatchers on one PostgreSQL (PostgreSQL only: set TEST_DATABASE_URL; PGlite is a single in-process connection)", () => {
+  it("When a worker is killed with SIGKILL mid-batch, Then after its leases run out another worker delivers every delivery", async () => {
+    const LEASE_MS = 2_000;
+    const { server } = h!;
+    const org = await server.newOrg();
+    const hold = gate();
+    let answer: "hold" | "ok" = "hold";
+    const r = await h!.receiver({
+      handler: async (_req: RecordedRequest, res: ServerResponse) => {
+        if (answer === "hold") await hold.promise;
+        res.writeHead(200).end();
+      },
+    });
+    const ep = await endpointFor(org.api, r.url);
+    // Poll of a minute: the worker can only hear of the events through LISTEN/NOTIFY.
+    const doomed = await spawnWorker(h!, { ARS_DELIVERY_LEASE_MS: String(LEASE_MS), ARS_DELIVERY_POLL_MS: "60000" });
+
+    const events = [];
+    for (let i = 0; i < 5; i++) events.push(await publish(org.api));
+    for (let i = 0; i < 5; i++) await r.nextRequest({ timeoutMs: 20_000 });
+    const leases = await server.server.db.query<{ event_id: string; locked_until: Date; lease_owner: string }>(
+      "SELECT event_id, locked_until, lease_owner FROM webhook_deliveries WHERE endpoint_id = $1",
+      [ep.id],
+    );
+    expect(leases).toHaveLength(5);
+    for (const l of leases) expect(l.lease_owner).toBeTruthy();
+
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+    answer = "ok";
+    hold.open();
+
+    const { worker } = await inProcessWorker(h!, { leaseMs: LEASE_MS });
+    await worker.dispatcher.drain({ untilSettled: true, timeoutMs: 30_000 });
+
+    const rows = await deliveriesOf(org.api, ep.id);
+    expect(rows).toHaveLength(5);
+    for (const d of rows) expect(d).toMatchObject({ status: "succeeded", attempt_count: 1, last_response_status: 200, last_error: null });
+    // Every event was sent twice: once by the killed worker, once after its lease ran out.
+    expect(r.requests).toHaveLength(10);
+    for (const e of events) {
+      const sends = r.requests.filter((q) => q.headers["webhook-id"] === e.id);
+      expect(sends).toHaveLength(2);
+      const lease = leases.find((l) => l.event_id === e.id)!;
+      // timestamptz(3) rounds to the millisecond.
+      expect(sends[1]!.receivedAt.getTime()).toBeGreaterThanOrEqual(lease.locked_until.getTime() - 1);
+    }
+  });
+
+  it("When two workers share the queue, Then each delivery is sent exactly once and both do work", async () => {
+    const { server } = h!;
+    const org = await server.newOrg();
+    const r = await h!.receiver({
+      // A little latency so both workers have attempts in flight at the same time.
+      handler: (_req, res) => void setTimeout(() => res.writeHead(200).end(), 10),
+    });
+    const endpoints: Array<{ id: string }> = [];
+    for (let i = 0; i < 3; i++) endpoints.push(await endpointFor(org.api, `${r.url}/${i}`));
+    const lease = { ARS_DELIVERY_LEASE_MS: "30000", ARS_DELIVERY_POLL_MS: "50", ARS_DELIVERY_CONCURRENCY: "4" };
+    const child = await spawnWorker(h!, lease);
+    const local = await inProcessWorker(h!, { leaseMs: 30_000, concurrency: 4 });
+
+    for (let i = 0; i < 10; i++) await publish(org.api);
+    for (let i = 0; i < 30; i++) await r.nextRequest({ timeoutMs: 20_000 });
+    await local.worker.dispatcher.drain({ untilSettled: true, timeoutMs: 30_000 });
+    // The child records its last outcomes on its own schedule; wait for the rows, not a clock.
+    await expect
+      .poll(async () => (await Promise.all(endpoints.map((e) => deliveriesOf(org.api, e.id)))).flat().filter((d) => d.status === "succeeded").length, {
+        timeout: 20_000,
+        interval: 50,
+      })
+      .toBe(30);
+
+    const sent = r.requests.map((q) => `${q.path} ${String(q.headers["webhook-id"])}`);
+    expect(new Set(sent).size).toBe(30);
+    expect(sent).toHaveLength(30);
+    for (const e of endpoints) for (const d of await deliveriesOf(org.api, e.id)) expect(d.attempt_count).toBe(1);
+    // Both did work, and between them made exactly one attempt per delivery (the child's log
+    // lines arrive through a pipe, so they are waited for too).
+    await expect.poll(() => attemptsLogged(child.output()) + attemptsLogged(local.lines.join("")), { timeout: 10_000, interval: 50 }).toBe(30);
+    expect(attemptsLogged(child.output())).toBeGreaterThan(0);
+    expect(attemptsLogged(local.lines.join(""))).toBeGreaterThan(0);
+    child.child.kill("SIGTERM");
+    await child.exited;
+  });
+});
