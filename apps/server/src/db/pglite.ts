@@ -4,13 +4,9 @@ import { mkdirSync } from "node:fs";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
-import { pgliteForPrismaAdapter } from "./pglite-errors.js";
 import { sharedParsers } from "./sql-types.js";
 import { assertChannelName, type Database, type Row, type SqlExecutor } from "./types.js";
 
-// The adapter's constructor is typed against the PGlite copy it depends on, which may be another
-// version than ours (see pglite-errors.ts); at run time it only calls query/exec/transaction.
-type AdapterPGlite = ConstructorParameters<typeof PrismaPGlite>[0];
 
 function executor(target: PGlite | Transaction): SqlExecutor {
   return {
@@ -35,8 +31,9 @@ export async function openPglite(opts: { dataDir?: string | undefined; inMemory?
 
 /** Wraps an already created PGlite (e.g. one restored from a snapshot); close() closes it. */
 export async function databaseFromPglite(pg: PGlite): Promise<Database> {
-  const adapterPg = await pgliteForPrismaAdapter(pg);
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(adapterPg as unknown as AdapterPGlite) });
+  // The root package.json pins the PGlite copy the adapter resolves to ours: the adapter maps
+  // database errors (23505 → P2002) only for errors of the copy it was built against.
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pg) });
   const raw = executor(pg);
 
   return {
