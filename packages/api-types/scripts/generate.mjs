@@ -32,7 +32,7 @@ const targets = [
 const cwd = mkdtempSync(join(tmpdir(), "ars-ots-"));
 let stale = false;
 for (const { input, output } of targets) {
-  const args = [input, "-o", output, "--root-types", "--root-types-no-schema-prefix", "--alphabetize"];
+  const args = [input, "-o", output, "--root-types", "--root-types-no-schema-prefix", "--alphabetize", "--default-non-nullable", "false"];
   if (check) args.push("--check");
   try {
     execFileSync(bin("openapi-typescript"), args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });

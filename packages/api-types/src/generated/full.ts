@@ -771,7 +771,7 @@ export interface components {
              *       "audit.completed"
              *     ]
              */
-            event_types: components["schemas"]["EventType"][];
+            event_types?: components["schemas"]["EventType"][];
             filters?: components["schemas"]["WebhookEndpointFiltersInput"];
             payload?: components["schemas"]["WebhookEndpointPayloadInput"];
             signing?: components["schemas"]["WebhookEndpointSigningInput"];
@@ -1072,7 +1072,7 @@ export interface components {
              * @default false
              * @example false
              */
-            archived: boolean;
+            archived?: boolean;
             /**
              * Format: uuid
              * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60
@@ -1082,7 +1082,7 @@ export interface components {
              * @default false
              * @example false
              */
-            cold: boolean;
+            cold?: boolean;
             /**
              * Format: date
              * @example 2026-11-20
@@ -1094,31 +1094,31 @@ export interface components {
              * @default false
              * @example false
              */
-            marked_reviewed: boolean;
+            marked_reviewed?: boolean;
             /**
              * @default true
              * @example true
              */
-            needs_em_eval: boolean;
+            needs_em_eval?: boolean;
             /**
              * @default true
              * @example true
              */
-            needs_icd_eval: boolean;
+            needs_icd_eval?: boolean;
             /**
              * @default false
              * @example true
              */
-            processed: boolean;
+            processed?: boolean;
             /**
              * @default false
              * @example false
              */
-            redacted: boolean;
+            redacted?: boolean;
             /** @example null */
             reviewed_by?: string | null;
             /** @default pending */
-            status: string & components["schemas"]["CodingEvaluationStatus"];
+            status?: string & components["schemas"]["CodingEvaluationStatus"];
         };
         /**
          * @description E/M findings; omitted fields are null or empty.
@@ -1279,12 +1279,12 @@ export interface components {
              * @default false
              * @example true
              */
-            allow_doc_upload: boolean;
+            allow_doc_upload?: boolean;
             /**
              * @default false
              * @example true
              */
-            is_production: boolean;
+            is_production?: boolean;
             questions?: components["schemas"]["IngestQuestionInput"][];
             /** @example ED-DOC-01 */
             set_code: string;
@@ -2021,7 +2021,7 @@ export interface components {
              * @default false
              * @example false
              */
-            include_informational_questions: boolean;
+            include_informational_questions?: boolean;
             responses_filter?: components["schemas"]["ResponsesFilter"];
             result_format?: components["schemas"]["ResultFormat"];
         };
@@ -2063,7 +2063,7 @@ export interface components {
              * @default false
              * @example false
              */
-            legacy_signature: boolean;
+            legacy_signature?: boolean;
         };
         /**
          * @description `enabled` endpoints receive deliveries; `disabled` ones receive none.

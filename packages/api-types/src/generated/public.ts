@@ -576,7 +576,7 @@ export interface components {
              *       "audit.completed"
              *     ]
              */
-            event_types: components["schemas"]["EventType"][];
+            event_types?: components["schemas"]["EventType"][];
             filters?: components["schemas"]["WebhookEndpointFiltersInput"];
             payload?: components["schemas"]["WebhookEndpointPayloadInput"];
             signing?: components["schemas"]["WebhookEndpointSigningInput"];
@@ -1462,7 +1462,7 @@ export interface components {
              * @default false
              * @example false
              */
-            include_informational_questions: boolean;
+            include_informational_questions?: boolean;
             responses_filter?: components["schemas"]["ResponsesFilter"];
             result_format?: components["schemas"]["ResultFormat"];
         };
@@ -1504,7 +1504,7 @@ export interface components {
              * @default false
              * @example false
              */
-            legacy_signature: boolean;
+            legacy_signature?: boolean;
         };
         /**
          * @description `enabled` endpoints receive deliveries; `disabled` ones receive none.
