@@ -2,7 +2,7 @@
 // `npm run bench` — measures the API's list endpoints against a node:http + pg baseline and the
 // delivery engine against an undici + HMAC baseline, in one run, on PostgreSQL. See README.md.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startChild } from "./lib/children.mjs";
@@ -27,9 +27,11 @@ const { values: args } = parseArgs({
     "paced-rate": { type: "string", default: "100" },
     "publish-concurrency": { type: "string", default: "16" },
     profile: { type: "boolean", default: false },
+    "product-node-options": { type: "string", default: "" }, // extra node flags for the product server, e.g. "--max-old-space-size=128"
     "database-url": { type: "string", default: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
     db: { type: "string", default: process.env.BENCH_DB ?? "ars_bench" },
     "no-write": { type: "boolean", default: false },
+    render: { type: "boolean", default: false }, // re-render RESULTS.md from bench/.out/last-run.json (e.g. after editing NOTES.md)
     help: { type: "boolean", default: false },
   },
 });
@@ -43,9 +45,19 @@ if (args.help) {
   --duration S            seconds per autocannon run (10); --warmup S (2); --connections N (16)
   --events N              dispatcher burst events (10000); --paced-events N (2000) --paced-rate R (100/s)
   --profile               run the product (and baseline) server with --cpu-prof; summaries in bench/profiles/
+  --product-node-options="--max-old-space-size=128"   extra node flags for the product server (note the =)
   --database-url URL      an admin URL of the PostgreSQL server (postgresql://postgres@127.0.0.1:5432/postgres)
   --db NAME               the bench database (ars_bench)
-  --no-write              do not write bench/RESULTS.md`);
+  --no-write              do not write bench/RESULTS.md
+  --render                only re-render bench/RESULTS.md from bench/.out/last-run.json (after editing NOTES.md)`);
+  process.exit(0);
+}
+
+if (args.render) {
+  const last = JSON.parse(readFileSync(join(ROOT, "bench", ".out", "last-run.json"), "utf8"));
+  const markdown = renderResults(last);
+  writeFileSync(join(ROOT, "bench", last.complete ? "RESULTS.md" : join(".out", "last-run.md")), markdown);
+  console.log(markdown);
   process.exit(0);
 }
 
@@ -74,6 +86,7 @@ function warnIfStale() {
 const profileDir = join(ROOT, "bench", "profiles");
 const stamp = new Date().toISOString().replace(/[:.]/g, "-");
 const profArgs = (name) => (args.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${stamp}.cpuprofile`] : []);
+const productArgs = (name) => [...args["product-node-options"].split(" ").filter(Boolean), ...profArgs(name)];
 function reportProfile(name) {
   if (!args.profile) return;
   const file = join(profileDir, `${name}-${stamp}.cpuprofile`);
@@ -115,7 +128,7 @@ const facts = await seedFacts(databaseUrl, orgs);
 log(`data: coding_evaluations ${facts.stats.ce_size}, question sets + questions ${facts.stats.qs_size}, findings ≈ ${facts.stats.findings_bytes} B/row stored`);
 
 const encryptionKey = randomBytes(32).toString("base64");
-const results = { machine, command, volume: VOLUME, facts, seedSeconds, lists: null, listRss: null, dispatcher: null, settings: {} };
+const results = { machine, command, db: args.db, volume: VOLUME, facts, seedSeconds, lists: null, listRss: null, dispatcher: null, settings: {} };
 results.settings = {
   rounds: int("rounds"),
   duration: int("duration"),
@@ -136,7 +149,7 @@ if (runLists_) {
   }
   const product = await startChild("servers/product.mjs", {
     name: "product server",
-    execArgv: profArgs("product-lists"),
+    execArgv: productArgs("product-lists"),
     env: { BENCH_SERVER_OPTIONS: JSON.stringify({ databaseUrl, dispatcher: false, encryptionKey }) },
   });
   const baseline = await startChild("servers/baseline.mjs", {
@@ -176,7 +189,7 @@ if (runDispatch) {
       events: results.settings.events,
       paced: { events: results.settings.pacedEvents, rate: results.settings.pacedRate },
       publishConcurrency: results.settings.publishConcurrency,
-      execArgv: profArgs("product-dispatcher"),
+      execArgv: productArgs("product-dispatcher"),
       log,
     });
     reportProfile("product-dispatcher");
@@ -184,10 +197,12 @@ if (runDispatch) {
 }
 
 results.elapsedSeconds = (Date.now() - started) / 1000;
+results.date = new Date().toISOString();
 results.machine.loadavgEnd = (await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ");
 const markdown = renderResults(results);
 console.log(`\n${markdown}`);
 const complete = runLists_ && runDispatch && !args.scenarios;
+results.complete = complete && !args["no-write"];
 const outDir = join(ROOT, "bench", ".out");
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, "last-run.md"), markdown);

@@ -39,10 +39,10 @@ export function renderResults(r) {
   const s = r.settings;
   const out = [];
   out.push("# Benchmark results", "");
-  out.push(`- **Date:** ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC (run took ${Math.round(r.elapsedSeconds / 60)} min${r.seedSeconds ? `, of which seeding ${Math.round(r.seedSeconds)} s` : "; database already seeded"})`);
+  out.push(`- **Date:** ${(r.date ?? new Date().toISOString()).slice(0, 16).replace("T", " ")} UTC (run took ${Math.round(r.elapsedSeconds / 60)} min${r.seedSeconds ? `, of which seeding ${Math.round(r.seedSeconds)} s` : "; database already seeded"})`);
   out.push(`- **Machine:** ${m.cores} cores (${m.cpu}), ${m.memGiB} GiB RAM, ${m.kernel}; ${m.node}; ${m.postgres} on 127.0.0.1. Load average at start ${m.loadavg}, at the end ${m.loadavgEnd ?? "–"} (1/5/15 min; the machine is shared: other work may run during the bench, which is why product and baseline alternate).`);
   out.push(`- **Command:** \`${r.command}\` (from the repository root, after \`npm ci && npm run build\`, PostgreSQL on 127.0.0.1:5432)`);
-  out.push(`- **Data** (database \`ars_bench\`): org A ${f0(r.volume.a.evaluations)} coding evaluations (80 % completed with embedded E/M + ICD findings, ≈ ${r.facts.stats.findings_bytes} B jsonb per row; table ${r.facts.stats.ce_size}) and ${f0(r.volume.a.sets)} question sets with 18–22 questions each; org B ${f0(r.volume.b.evaluations)} / ${f0(r.volume.b.sets)} in the same tables and indexes; created_at spread over ${r.volume.days} days.`);
+  out.push(`- **Data** (database \`${r.db ?? "ars_bench"}\`): org A ${f0(r.volume.a.evaluations)} coding evaluations (80 % completed with embedded E/M + ICD findings, ≈ ${r.facts.stats.findings_bytes} B jsonb per row; table ${r.facts.stats.ce_size}) and ${f0(r.volume.a.sets)} question sets with 18–22 questions each; org B ${f0(r.volume.b.evaluations)} / ${f0(r.volume.b.sets)} in the same tables and indexes; created_at spread over ${r.volume.days} days.`);
   out.push("");
 
   if (r.lists) {
@@ -64,16 +64,16 @@ export function renderResults(r) {
     out.push("## Dispatcher", "", `Not measured: ${d.skipped}.`, "");
   } else if (d) {
     out.push("## Dispatcher", "");
-    out.push(`${f0(d.burst.events)} \`audit.completed\` events published through \`POST /v2/internal/events\` (${s.publishConcurrency} concurrent requests), each fanned out to ${d.endpoints} endpoints (created through the API) on one loopback HTTPS receiver that answers 200 at once (5 host names, a CA made at run time). The server runs the API and the dispatcher in one process (\`dispatcher: true\`, concurrency ${d.config.concurrency}, ${d.config.perEndpoint} per endpoint, batch ${d.config.batchSize}). Deliveries/s = deliveries ÷ (last arrival − first publish sent); latency = receiver arrival − publish request sent, per (webhook-id, endpoint), first attempt. The paced phase publishes at a fixed rate below capacity, so its latency is the dispatcher's own rather than queueing. Every delivery was checked to be recorded \`succeeded\`; signatures of the first request per endpoint were verified by the receiver.`, "");
-    out.push("| phase | events | deliveries | s | deliveries/s | event→first attempt p50 / p99 ms | (from publish ack) p50 / p99 ms | recorded |");
-    out.push("|---|---:|---:|---:|---:|---:|---:|---|");
+    out.push(`${f0(d.burst.events)} \`audit.completed\` events published through \`POST /v2/internal/events\` (${s.publishConcurrency} concurrent requests), each fanned out to ${d.endpoints} endpoints (created through the API) on one loopback HTTPS receiver that answers 200 at once (5 host names, a CA made at run time). The server runs the API and the dispatcher in one process (\`dispatcher: true\`, concurrency ${d.config.concurrency}, ${d.config.perEndpoint} per endpoint, batch ${d.config.batchSize}). Deliveries/s = deliveries ÷ (last arrival − first publish sent); latency = receiver arrival − publish request sent, per (webhook-id, endpoint), first attempt. The paced phase publishes on a fixed schedule at half the event rate the burst sustained (capped at \`--paced-rate\`), for at most 20 s, so its latency is the dispatcher's own rather than time spent queueing. Server CPU ms/delivery = CPU time of the server process during the phase ÷ deliveries (publishing included), a cost that other work on the machine disturbs far less than deliveries/s. Every delivery was checked to be recorded \`succeeded\`; signatures of the first request per endpoint were verified by the receiver.`, "");
+    out.push("| phase | events | deliveries | s | deliveries/s | publish events/s | event→first attempt p50 / p99 ms | (from publish ack) p50 / p99 ms | server CPU ms/delivery | recorded |");
+    out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     const row = (name, p) =>
-      `| ${name} | ${f0(p.events)} | ${f0(p.delivered)} | ${f1(p.seconds)} | ${f0(p.deliveriesPerSec)} | ${ms(p.p50)} / ${ms(p.p99)} | ${ms(p.ackP50)} / ${ms(p.ackP99)} | ${Object.entries(p.states).map(([k, v]) => `${k} ${v}`).join(", ")} |`;
+      `| ${name} | ${f0(p.events)} | ${f0(p.delivered)} | ${f1(p.seconds)} | ${f0(p.deliveriesPerSec)} | ${f0(p.eventsPerSec)} | ${ms(p.p50)} / ${ms(p.p99)} | ${ms(p.ackP50)} / ${ms(p.ackP99)} | ${f2(p.cpuPerDelivery)} | ${Object.entries(p.states).map(([k, v]) => `${k} ${v}`).join(", ")} |`;
     out.push(row("burst (as fast as possible)", d.burst));
     if (d.paced) out.push(row(`paced (${d.paced.rate} events/s)`, d.paced));
-    out.push(`| baseline: undici + HMAC loop, no database, concurrency ${d.baseline.concurrency} | ${f0(d.burst.events)} | ${f0(d.baseline.delivered)} | | ${f0(d.baseline.deliveriesPerSec)} | | | |`);
+    out.push(`| baseline: undici + HMAC loop, no database, concurrency ${d.baseline.concurrency} | ${f0(d.burst.events)} | ${f0(d.baseline.delivered)} | | ${f0(d.baseline.deliveriesPerSec)} | | | | ${f2(d.baseline.cpuPerDelivery)} | |`);
     out.push("");
-    out.push(`Ratio product/baseline (deliveries/s, burst): **${f2(d.ratio)}**. Peak RSS of the server process (VmHWM) over both phases: **${f0(d.peakRssMb)} MB**.`, "");
+    out.push(`Ratio product/baseline (deliveries/s, burst): **${f2(d.ratio)}**. Peak RSS of the server process (VmHWM) over both phases: **${f0(d.peakRssMb)} MB**${d.peakHeap ? ` (at the sampled peak of ${f0(d.peakHeap.rssMb)} MB: V8 heap ${f0(d.peakHeap.heapUsedMb)} MB used of ${f0(d.peakHeap.heapTotalMb)} MB, external ${f0(d.peakHeap.externalMb)} MB, array buffers ${f0(d.peakHeap.arrayBuffersMb)} MB)` : ""}; idle after start it is ≈ 130 MB.`, "");
   }
 
   // ---- targets

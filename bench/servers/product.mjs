@@ -19,6 +19,10 @@ const running = await server.startServer({
   ...(extraCaFile && { extraCa: readFileSync(extraCaFile, "utf8") }),
 });
 process.send?.({ ready: true, url: running.url, pid: process.pid });
+// the bench asks for the heap split when it sees a new RSS peak
+process.on("message", (m) => {
+  if (m?.type === "mem") process.send({ type: "mem", seq: m.seq, ...process.memoryUsage() });
+});
 
 let stopping = false;
 const stop = () => {

@@ -98,6 +98,7 @@ export function createDispatcher({
   let pollTimer: NodeJS.Timeout | null = null;
   let wakeTimer: NodeJS.Timeout | null = null;
   let wakeAt = Infinity;
+  const wakeTimes: number[] = [];
   let unsubscribe: (() => void) | null = null;
   let stopping: Promise<void> | null = null;
   const changeWaiters = new Set<() => void>();
@@ -114,17 +115,31 @@ export function createDispatcher({
     else busy.delete(endpointId);
   }
 
-  /** A timer for the earliest retry this dispatcher scheduled, so short retries do not wait for the poll. */
+  /**
+   * Timers for retries this dispatcher scheduled sooner than the next poll, so short delays are
+   * kept to the millisecond; anything later is the poll's job. One timer, for the earliest.
+   */
   function wakeUpAt(at: Date): void {
     const t = at.getTime();
-    if (!running || t >= wakeAt) return;
+    if (!running || t - Date.now() > config.pollIntervalMs) return;
+    const i = wakeTimes.findIndex((w) => w > t);
+    wakeTimes.splice(i === -1 ? wakeTimes.length : i, 0, t);
+    armWakeTimer();
+  }
+
+  function armWakeTimer(): void {
+    const next = wakeTimes[0];
+    if (next === undefined || !running || (wakeTimer && wakeAt <= next)) return;
     if (wakeTimer) clearTimeout(wakeTimer);
-    wakeAt = t;
+    wakeAt = next;
     wakeTimer = setTimeout(() => {
       wakeTimer = null;
       wakeAt = Infinity;
+      const passed = Date.now();
+      while (wakeTimes.length && wakeTimes[0]! <= passed) wakeTimes.shift();
       tick();
-    }, Math.max(0, t - Date.now()) + 1);
+      armWakeTimer();
+    }, Math.max(0, next - Date.now()) + 1);
     wakeTimer.unref();
   }
 
@@ -184,7 +199,9 @@ export function createDispatcher({
     });
     const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempt: update.attempt_count, status: update.status };
     if (!result.recorded) {
-      log.warn(fields, "delivery lease lost before the outcome was recorded; another dispatcher owns it now");
+      // The lease ran out and another dispatcher took the row, or the endpoint was disabled or
+      // deleted meanwhile (which fails its queued rows): either way the row is not ours to change.
+      log.warn(fields, "delivery outcome not recorded: the row changed hands while the attempt ran");
       return;
     }
     if (result.disabled) log.warn({ endpoint_id: d.endpoint_id, reason: result.disabled }, "webhook endpoint disabled");

@@ -83,7 +83,7 @@ function hostOf(url: string): string {
   }
 }
 
-/** Milliseconds the token may be used, or null when the answer is not a usable bearer token. */
+/** The token and its lifetime in milliseconds (null when not given), or why the answer is unusable. */
 function parseTokenResponse(json: unknown): { token: string; expiresInMs: number | null } | { problem: string } {
   if (typeof json !== "object" || json === null) return { problem: "is not a JSON object" };
   const body = json as Record<string, unknown>;

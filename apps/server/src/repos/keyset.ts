@@ -56,8 +56,8 @@ export async function paginate<Row>(page: PageRequest, source: KeysetSource<Row>
     keyset = clause(cursor, page.endingBefore !== undefined ? "newer" : "older");
   }
   const backward = page.endingBefore !== undefined;
-  // Page and count run together; Promise.all also settles a failing count when the page fails,
-  // where a count promise left dangling would become an unhandled rejection and end the process.
+  // The page and the count run together (Prisma's promises are lazy: a count merely created
+  // would not start until awaited), and Promise.all settles both when either fails.
   const [fetched, total] = await Promise.all([
     source.rows(keyset, backward ? "asc" : "desc", page.limit + 1),
     page.includeTotal ? source.count() : undefined,

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadOperations } from "../../src/http/operations.js";
 import { SPEC_PATH } from "../../src/lib/paths.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
-import { createBody, createEndpoint, ingestQuestionSet, PUBLIC_HOST, questionSetBody, rawProblem, useApiServer } from "../harness/factories.js";
+import { createBody, createEndpoint, documentedStatuses, ingestQuestionSet, PUBLIC_HOST, questionSetBody, rawProblem, useApiServer } from "../harness/factories.js";
 
 const server = await useApiServer();
 
@@ -69,6 +69,7 @@ describe("authentication and scopes", () => {
   describe.each(OPERATIONS)("$method $path", (op) => {
     it("when no Authorization header is sent, then 401 with the invalid_token challenge", async () => {
       const res = await send(op, {});
+      expect(documentedStatuses(op.operationId)).toContain(401);
       expect(res.headers.get("www-authenticate")).toBe(INVALID_TOKEN);
       await rawProblem(res, { status: 401, code: "UNAUTHENTICATED" });
     });
@@ -101,6 +102,7 @@ describe("authentication and scopes", () => {
     it("when the token lacks the operation's scope, then 403 naming the scope in the challenge", async () => {
       const { token } = await server.newOrg(ALL_SCOPES.filter((s) => s !== op.scope));
       const res = await send(op, { authorization: `Bearer ${token}` });
+      expect(documentedStatuses(op.operationId)).toContain(403);
       expect(res.headers.get("www-authenticate")).toBe(`Bearer error="insufficient_scope", scope="${op.scope}"`);
       const problem = await rawProblem(res, { status: 403, code: "INSUFFICIENT_SCOPE" });
       expect(problem.detail).toContain(op.scope);
@@ -110,6 +112,7 @@ describe("authentication and scopes", () => {
       const { token } = await server.newOrg([op.scope]);
       const res = await send(op, { authorization: `Bearer ${token}` });
       expect(res.status, await res.clone().text()).toBe(op.okStatus);
+      expect(documentedStatuses(op.operationId)).toContain(op.okStatus);
       expect(res.headers.get("www-authenticate")).toBeNull();
     });
   });

@@ -304,6 +304,13 @@ describe("POST /v2/webhook_endpoints", () => {
     problemOf(await refused({ url: url(), ...overrides }), { status: 400, code: "VALIDATION_ERROR", name, location: "body" });
   });
 
+  it("when the query string has a parameter, then 400 names it and nothing is created", async () => {
+    const { token, api } = await server.newOrg();
+    const res = await server.raw("/v2/webhook_endpoints?dry_run=true", { token, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: url() }) });
+    await rawProblem(res, { status: 400, code: "VALIDATION_ERROR", name: "dry_run", location: "query" });
+    expect((await api.GET("/v2/webhook_endpoints")).data!.data).toEqual([]);
+  });
+
   describe("INVALID_WEBHOOK_URL", () => {
     it.each([
       // not https
@@ -360,6 +367,14 @@ describe("POST /v2/webhook_endpoints", () => {
       ["https://cgnat.evil-receiver.com/x"],
       ["https://loopback.evil-receiver.com/x"],
       ["https://mixed.evil-receiver.com/x"],
+      ["https://mapped.evil-receiver.com/x"],
+      ["https://nat64.evil-receiver.com/x"],
+      ["https://sixtofour.evil-receiver.com/x"],
+      ["https://linklocal6.evil-receiver.com/x"],
+      ["https://docs.evil-receiver.com/x"],
+      ["https://bench.evil-receiver.com/x"],
+      ["https://multicast.evil-receiver.com/x"],
+      ["https://unspecified.evil-receiver.com/x"],
       ["https://does-not-resolve.acme-receiver.com/x"],
       // odd syntax
       ["https:// hooks.acme-receiver.com/x"],

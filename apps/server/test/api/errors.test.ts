@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/lib/logger.js";
 import { startServer } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
-import { ingestCodingEvaluation, PUBLIC_HOST, rawProblem, useApiServer } from "../harness/factories.js";
+import { documentedStatuses, ingestCodingEvaluation, PUBLIC_HOST, rawProblem, remember, testResolver, useApiServer } from "../harness/factories.js";
 
 const server = await useApiServer();
-const small = await useApiServer({ bodyLimitBytes: 256 });
-const limited = await useApiServer({ rateLimitPerMinute: 3 });
+/** Small bodies and 3 requests per token and minute: each test stays within 3 requests a token unless it tests the limit. */
+const constrained = await useApiServer({ bodyLimitBytes: 256, rateLimitPerMinute: 3 });
 
 const GENERATED_ID = /^req_[0-9a-f]{24}$/;
 const json = { "content-type": "application/json" };
@@ -48,30 +48,45 @@ describe("problem responses", () => {
   });
 
   it("when the body is larger than the limit, then 413 PAYLOAD_TOO_LARGE and nothing is created", async () => {
-    const { token, api } = await small.newOrg();
+    expect(documentedStatuses("createWebhookEndpoint")).toEqual(expect.arrayContaining([413, 415]));
+    const { token, api } = await constrained.newOrg();
     const body = JSON.stringify({ url: `https://${PUBLIC_HOST}/x`, description: "d".repeat(400) });
 
-    await rawProblem(await small.raw("/v2/webhook_endpoints", { token, method: "POST", headers: json, body }), { status: 413, code: "PAYLOAD_TOO_LARGE" });
+    await rawProblem(await constrained.raw("/v2/webhook_endpoints", { token, method: "POST", headers: json, body }), { status: 413, code: "PAYLOAD_TOO_LARGE" });
     expect((await api.GET("/v2/webhook_endpoints")).data!.data).toEqual([]);
     // under the limit the same server accepts it
-    const ok = await small.raw("/v2/webhook_endpoints", { token, method: "POST", headers: json, body: JSON.stringify({ url: `https://${PUBLIC_HOST}/x` }) });
+    const ok = await constrained.raw("/v2/webhook_endpoints", { token, method: "POST", headers: json, body: JSON.stringify({ url: `https://${PUBLIC_HOST}/x` }) });
     expect(ok.status).toBe(201);
   });
 
   it("when a token exceeds its requests per minute, then 429 RATE_LIMITED with Retry-After, and other tokens are unaffected", async () => {
-    const first = await limited.newOrg();
-    const second = await limited.newOrg();
+    const first = await constrained.newOrg();
+    const second = await constrained.newOrg();
 
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await limited.raw("/v2/question_sets", { token: first.token })).status);
-    const refused = await limited.raw("/v2/question_sets", { token: first.token });
-    const other = await limited.raw("/v2/question_sets", { token: second.token });
+    for (let i = 0; i < 3; i++) statuses.push((await constrained.raw("/v2/question_sets", { token: first.token })).status);
+    const refused = await constrained.raw("/v2/question_sets", { token: first.token });
+    const other = await constrained.raw("/v2/question_sets", { token: second.token });
 
     expect(statuses).toEqual([200, 200, 200]);
     const retryAfter = Number(refused.headers.get("retry-after"));
     expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refused.headers.get("retry-after")}`).toBe(true);
     await rawProblem(refused, { status: 429, code: "RATE_LIMITED" });
     expect(other.status).toBe(200);
+  });
+
+  it("when an internal operation is rate limited, then 429 is a status its contract documents", async () => {
+    const { token } = await constrained.newOrg();
+    const ingest = () => constrained.raw("/v2/internal/coding_evaluations", { token, method: "POST", headers: json, body: "{}" });
+
+    const statuses = [(await ingest()).status, (await ingest()).status, (await ingest()).status];
+    const refused = await ingest();
+
+    expect(statuses).toEqual([201, 201, 201]);
+    await rawProblem(refused, { status: 429, code: "RATE_LIMITED" });
+    for (const op of ["ingestQuestionSet", "ingestCodingEvaluation", "publishEvent", "deleteWebhookEndpoint", "sendTestWebhook"]) {
+      expect(documentedStatuses(op), op).toContain(429);
+    }
   });
 });
 
@@ -106,7 +121,7 @@ describe("X-Request-Id", () => {
       await server.raw("/v2/webhook_endpoints", { token: readOnly }),
       await server.raw("/nope"),
       await server.raw("/v2/webhook_endpoints", { token, method: "POST", headers: { "content-type": "text/plain" }, body: "x" }),
-      await small.raw("/v2/webhook_endpoints", { token: (await small.newOrg()).token, method: "POST", headers: json, body: JSON.stringify({ d: "x".repeat(1000) }) }),
+      await constrained.raw("/v2/webhook_endpoints", { token: (await constrained.newOrg()).token, method: "POST", headers: json, body: JSON.stringify({ d: "x".repeat(1000) }) }),
     ];
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 201, 400, 401, 403, 404, 415, 413]);
     const ids = responses.map((r) => r.headers.get("x-request-id"));
@@ -125,13 +140,38 @@ describe("health", () => {
 });
 
 describe("internal errors", () => {
-  it("when a repository query fails, then 500 INTERNAL_ERROR shows no internals, and the log has the error with the request id", async () => {
-    const broken = await useApiServer();
-    const { api, token } = await broken.newOrg();
-    await ingestCodingEvaluation(api);
-    await broken.server.db.exec("DROP TABLE coding_evaluations");
+  // A server of its own, whose database these tests break: first a table, then the whole database.
+  const logs: string[] = [];
+  let fragile: Awaited<ReturnType<typeof startServer>>;
+  let token: string;
 
-    const res = await broken.raw("/v2/coding_evaluations?include_total=true", { token, headers: { "x-request-id": "broken-001" } });
+  beforeAll(async () => {
+    fragile = await startServer({
+      port: 0,
+      host: "127.0.0.1",
+      inMemory: true,
+      databaseUrl: "", // the embedded database, whatever DATABASE_URL says
+      encryptionKey: randomBytes(32).toString("base64"),
+      validateResponses: true,
+      rateLimitPerMinute: 0,
+      dispatcher: false,
+      resolver: testResolver,
+      logger: createLogger({ destination: new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }) }),
+    });
+    const org = await fragile.services.tokens.createOrg("fragile");
+    token = (await fragile.services.tokens.createToken(org.id, ALL_SCOPES)).token;
+    remember(token);
+  });
+  // its database is closed by the last test, so closing it again may fail
+  afterAll(() => fragile.close().catch(() => undefined));
+  const get = (path: string, headers: Record<string, string> = {}) => fetch(`${fragile.url}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+
+  it("when a repository query fails, then 500 INTERNAL_ERROR shows no internals, and the log has the error with the request id", async () => {
+    const ingested = await fetch(`${fragile.url}/v2/internal/coding_evaluations`, { method: "POST", headers: { authorization: `Bearer ${token}`, ...json }, body: "{}" });
+    expect(ingested.status).toBe(201);
+    await fragile.db.exec("DROP TABLE coding_evaluations");
+
+    const res = await get("/v2/coding_evaluations?include_total=true", { "x-request-id": "broken-001" });
     const text = await res.clone().text();
 
     const problem = await rawProblem(res, { status: 500, code: "INTERNAL_ERROR" });
@@ -144,32 +184,18 @@ describe("internal errors", () => {
       request_id: "broken-001",
     });
     expect(text).not.toMatch(/coding_evaluations|prisma|stack|at \/|\.ts:|relation|SELECT/i);
-    const logged = broken.logs.filter((l) => l.includes('"broken-001"'));
+    const logged = logs.filter((l) => l.includes('"broken-001"'));
     expect(logged.some((l) => /"level":50/.test(l) && /coding_evaluations/.test(l)), logged.join("\n")).toBe(true);
     // the rest of the server keeps working
-    expect((await broken.raw("/v2/question_sets", { token })).status).toBe(200);
+    expect((await get("/v2/question_sets")).status).toBe(200);
+    expect((await get("/readyz")).status).toBe(200);
   });
 
   it("when the database is gone, then /readyz answers 503 and operations 500 without internals", async () => {
-    const logs: string[] = [];
-    const gone = await startServer({
-      port: 0,
-      host: "127.0.0.1",
-      inMemory: true,
-      databaseUrl: "", // the embedded database, whatever DATABASE_URL says
-      encryptionKey: randomBytes(32).toString("base64"),
-      validateResponses: true,
-      rateLimitPerMinute: 0,
-      dispatcher: false,
-      logger: createLogger({ destination: new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }) }),
-    });
-    afterAll(() => gone.close().catch(() => undefined));
-    const org = await gone.services.tokens.createOrg("gone");
-    const { token } = await gone.services.tokens.createToken(org.id, ALL_SCOPES);
-    await gone.db.close();
+    await fragile.db.close();
 
-    const ready = await fetch(`${gone.url}/readyz`);
-    const list = await fetch(`${gone.url}/v2/question_sets`, { headers: { authorization: `Bearer ${token}` } });
+    const ready = await get("/readyz");
+    const list = await get("/v2/question_sets");
 
     expect(ready.status).toBe(503);
     expect(ready.headers.get("x-request-id")).toMatch(GENERATED_ID);

@@ -7,13 +7,14 @@ import type { RecordedRequest } from "../harness/receiver.js";
 import type { TestOrg } from "../harness/server.js";
 import { deliveriesOf, endpointFor, gate, msBetween, onlyDelivery, publish, readEndpoint, useDeliveryServer } from "./support.js";
 
-const FAILING_DISABLE_AFTER_MS = 250;
+const RETRY_MS = 300;
+const FAILING_DISABLE_AFTER_MS = 700;
 const h = await useDeliveryServer({
   pollIntervalMs: 60_000,
   concurrency: 3,
   perEndpointConcurrency: 2,
-  scheduleMs: [0, 100, 100, 100, 100],
-  minBackoffMs: 100,
+  scheduleMs: [0, RETRY_MS, RETRY_MS, RETRY_MS, RETRY_MS],
+  minBackoffMs: RETRY_MS,
   failingDisableAfterMs: FAILING_DISABLE_AFTER_MS,
 });
 
@@ -51,6 +52,25 @@ describe("waking up", () => {
     await publish(org.api);
     const req = await r.nextRequest({ timeoutMs: 10_000 });
     expect(req.receivedAt.getTime() - publishedAt).toBeLessThan(10_000);
+    await h.server.drain();
+  });
+
+  it("When retries are due at different times before the next poll, Then each is sent on time by the dispatcher's own timers", async () => {
+    // `slow` fails 200 ms after `fast`, so its retry is scheduled while fast's timer is pending
+    // and falls due after fast's retry is done: only its own timer can send it before the poll.
+    // Not drain(): it would tick the dispatcher itself and hide a missed wake-up.
+    const fast = await h.receiver({ status: 500 });
+    const slow = await h.receiver({
+      handler: (_req, res) => void setTimeout(() => res.writeHead(slow.requests.length > 1 ? 200 : 500).end(), slow.requests.length > 1 ? 0 : 200),
+    });
+    await endpointFor(org.api, fast.url);
+    await endpointFor(org.api, slow.url);
+    await publish(org.api);
+    await fast.nextRequest();
+    await slow.nextRequest();
+    fast.setStatus(200);
+    const [again, slowAgain] = [await fast.nextRequest({ timeoutMs: 5_000 }), await slow.nextRequest({ timeoutMs: 5_000 })];
+    expect(again.headers["webhook-id"]).toBe(slowAgain.headers["webhook-id"]);
     await h.server.drain();
   });
 });
@@ -138,6 +158,7 @@ describe("endpoint health", () => {
     expect(delivery).toMatchObject({ status: "failed", last_response_status: 500, last_error: { code: "unexpected_status" } });
     expect(delivery.attempt_count).toBeGreaterThanOrEqual(3);
     expect(delivery.attempt_count).toBeLessThan(5);
+    expect(msBetween(endpoint.failing_since!, endpoint.disabled_at!)).toBeLessThan(FAILING_DISABLE_AFTER_MS + 5 * RETRY_MS);
     expect(delivery.updated_at).toBe(endpoint.disabled_at);
     expect(r.requests).toHaveLength(delivery.attempt_count);
 

@@ -21,7 +21,7 @@ import {
 
 const RETRY_MS = 300_000;
 const MIN_BACKOFF_MS = 420_000;
-const TOTAL_TIMEOUT_MS = 1_000;
+const TOTAL_TIMEOUT_MS = 1_500;
 
 const h = await useDeliveryServer({
   scheduleMs: [0, RETRY_MS, RETRY_MS],

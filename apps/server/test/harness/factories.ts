@@ -43,6 +43,14 @@ export const testResolver = staticResolver({
   "cgnat.evil-receiver.com": ["100.64.0.1"],
   "loopback.evil-receiver.com": ["127.0.0.1"],
   "mixed.evil-receiver.com": ["93.184.216.34", "192.168.1.10"],
+  "mapped.evil-receiver.com": ["::ffff:10.0.0.1"],
+  "nat64.evil-receiver.com": ["64:ff9b::a9fe:a9fe"],
+  "sixtofour.evil-receiver.com": ["2002:7f00:1::1"],
+  "linklocal6.evil-receiver.com": ["fe80::1"],
+  "docs.evil-receiver.com": ["192.0.2.10"],
+  "bench.evil-receiver.com": ["198.18.0.1"],
+  "multicast.evil-receiver.com": ["224.0.0.1"],
+  "unspecified.evil-receiver.com": ["0.0.0.0"],
 });
 
 /**
@@ -150,7 +158,20 @@ export async function publishEvent(api: Api, overrides: EventOverrides = {}): Pr
   return { request, event: data };
 }
 
-const spec = parse(readFileSync(SPEC_PATH, "utf8")) as { components: { schemas: { ErrorCode: { enum: string[] } } } };
+const spec = parse(readFileSync(SPEC_PATH, "utf8")) as {
+  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>>;
+  components: { schemas: { ErrorCode: { enum: string[] } } };
+};
+
+/** The response statuses the contract documents for an operation: a problem must use one of them. */
+export function documentedStatuses(operationId: string): number[] {
+  for (const item of Object.values(spec.paths)) {
+    for (const op of Object.values(item)) {
+      if (op.operationId === operationId) return Object.keys(op.responses ?? {}).map(Number);
+    }
+  }
+  throw new Error(`no operation ${operationId} in the contract`);
+}
 const PROBLEM_KEYS = ["type", "title", "status", "detail", "code", "request_id", "errors"];
 
 export interface ExpectedProblem {

@@ -105,6 +105,7 @@ export const LIST_BAD_QUERIES: ReadonlyArray<readonly [query: string, param: str
   ["include_total=yes", "include_total"],
   ["include_total=1", "include_total"],
   ["include_total=TRUE", "include_total"],
+  ["include_total=true&include_total=false", "include_total"],
   ["unknown_param=1", "unknown_param"],
   ["Limit=5", "Limit"],
 ];
