@@ -20,6 +20,11 @@ export interface DepsOverrides {
   extraCa?: string | Buffer;
   /** Apply migrations at start (always on the embedded database). */
   migrate?: boolean;
+  /**
+   * An open, migrated database to use instead of opening one from the configuration (tests
+   * restore a PGlite snapshot this way). The caller keeps ownership: close() leaves it open.
+   */
+  database?: Database;
 }
 
 export interface Deps {
@@ -54,9 +59,11 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   const key = config.inMemory && !config.encryptionKey
     ? randomBytes(32)
     : loadEncryptionKey({ envValue: config.encryptionKey, dataDir: embedded ? config.dataDir : undefined });
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory });
+  const owned = !o.database;
+  const db = o.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory }));
+  const closeDb = () => (owned ? db.close() : Promise.resolve());
   try {
-    if (embedded || o.migrate) await migrate(db);
+    if (owned && (embedded || o.migrate)) await migrate(db);
     const signal = await createQueueSignal(db, (err) => logger.warn({ err: String(err) }, "delivery notify failed"));
     const secretBox = createSecretBox(key);
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
@@ -98,11 +105,11 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
         await dispatcher?.stop();
         await sender.close();
         await signal.close();
-        await db.close();
+        await closeDb();
       },
     };
   } catch (err) {
-    await db.close();
+    await closeDb();
     throw err;
   }
 }

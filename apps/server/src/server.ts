@@ -24,14 +24,14 @@ export interface RunningServer {
 
 /** The environment's configuration with the caller's options on top (shared by every process role). */
 export function resolveStartOptions(opts: StartServerOptions): { config: Config; overrides: DepsOverrides } {
-  const { logger, resolver, extraCa, migrate, delivery, ...overrides } = opts;
+  const { logger, resolver, extraCa, migrate, database, delivery, ...overrides } = opts;
   const base = loadConfig();
   const config: Config = {
     ...base,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
     delivery: { ...DEFAULT_DELIVERY, ...base.delivery, ...delivery },
   };
-  return { config, overrides: { logger, resolver, extraCa, migrate } };
+  return { config, overrides: { logger, resolver, extraCa, migrate, database } };
 }
 
 /**
