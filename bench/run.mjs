@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startChild } from "./lib/children.mjs";
 import { runDispatcherBench } from "./lib/dispatcher.mjs";
-import { listScenarios, runLists, verifyIdentical } from "./lib/lists.mjs";
+import { listScenarios, runLatencyProbe, runLists, verifyIdentical } from "./lib/lists.mjs";
 import { DIST, hasDispatcher, loadServer, ROOT } from "./lib/pkg.mjs";
 import { summariseProfile } from "./lib/profile.mjs";
 import { machineInfo, renderResults } from "./lib/report.mjs";
@@ -22,6 +22,8 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "10" },
     warmup: { type: "string", default: "2" },
     connections: { type: "string", default: "16" },
+    "latency-duration": { type: "string", default: "5" }, // seconds per run of the 1-connection latency probe (0: skip)
+    "latency-rounds": { type: "string", default: "3" },
     events: { type: "string", default: "10000" },
     "paced-events": { type: "string", default: "2000" },
     "paced-rate": { type: "string", default: "100" },
@@ -42,6 +44,8 @@ if (args.help) {
   --only lists|dispatcher run one half
   --scenarios a,b         list scenarios to run (keys: ce-first ce-deep ce-total ce-status ce-created-after qs-first qs-deep qs-total)
   --rounds N              alternating product/baseline rounds (3)
+  --latency-duration S    seconds per run of the 1-connection latency probe of first and deep pages (5; 0 skips it)
+  --latency-rounds N      its rounds (3)
   --duration S            seconds per autocannon run (10); --warmup S (2); --connections N (16)
   --events N              dispatcher burst events (10000); --paced-events N (2000) --paced-rate R (100/s)
   --profile               run the product (and baseline) server with --cpu-prof; summaries in bench/profiles/
@@ -134,6 +138,8 @@ results.settings = {
   duration: int("duration"),
   warmup: int("warmup"),
   connections: int("connections"),
+  latencyDuration: int("latency-duration"),
+  latencyRounds: int("latency-rounds"),
   events: int("events"),
   pacedEvents: int("paced-events"),
   pacedRate: int("paced-rate"),
@@ -166,6 +172,18 @@ if (runLists_) {
     log(`lists: ${scenarios.length} scenarios × 2 servers × ${rounds} rounds × ${duration} s, ${connections} connections (≈ ${Math.ceil(eta / 60)} min)`);
     const cpu = { product: product.cpuMs, baseline: baseline.cpuMs };
     results.lists = await runLists({ scenarios, servers, cpu, token, rounds, duration, connections, warmup, onProgress: log });
+    if (results.settings.latencyDuration > 0) {
+      log(`latency at 1 connection: first and deep pages, ${results.settings.latencyRounds} rounds × ${results.settings.latencyDuration} s`);
+      results.latency = await runLatencyProbe({
+        scenarios,
+        servers,
+        cpu,
+        token,
+        rounds: results.settings.latencyRounds,
+        duration: results.settings.latencyDuration,
+        onProgress: log,
+      });
+    }
     results.listRss = { product: product.rss().peakMb, baseline: baseline.rss().peakMb };
   } finally {
     await product.stop();

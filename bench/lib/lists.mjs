@@ -127,3 +127,29 @@ export async function runLists({ scenarios, servers, cpu, token, rounds, duratio
     return { ...s, product, baseline, ratio: product.rps / baseline.rps, ratioRange: [Math.min(...perRound), Math.max(...perRound)] };
   });
 }
+
+/**
+ * Latency without queueing: one connection, product and baseline alternating, for the first
+ * page and the deep page of each list. At 16 connections a saturated server's latency is
+ * mostly time spent waiting in line; at 1 it is what one request costs.
+ */
+export async function runLatencyProbe({ scenarios, servers, cpu, token, rounds, duration, onProgress }) {
+  const keys = ["ce-first", "ce-deep", "qs-first", "qs-deep"];
+  const picked = scenarios.filter((s) => keys.includes(s.key));
+  const out = new Map(picked.map((s) => [s.key, { product: [], baseline: [] }]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const s of picked) {
+      const order = round % 2 ? ["product", "baseline"] : ["baseline", "product"];
+      for (const side of order) {
+        const r = await load(servers[side] + s.path, token, { connections: 1, duration, cpuMs: cpu[side] });
+        out.get(s.key)[side].push(r);
+        onProgress?.(`latency ${round}/${rounds} ${s.key.padEnd(9)} ${side.padEnd(8)} p50 ${r.p50} ms  p99 ${r.p99} ms  (${r.rps.toFixed(0)} req/s at 1 connection)`);
+      }
+    }
+  }
+  return picked.map((s) => {
+    const r = out.get(s.key);
+    const sum = (side) => ({ p50: median(r[side].map((x) => x.p50)), p99: median(r[side].map((x) => x.p99)), rps: median(r[side].map((x) => x.rps)) });
+    return { key: s.key, label: s.label, product: sum("product"), baseline: sum("baseline") };
+  });
+}

@@ -3,21 +3,13 @@
 // the reduction its `payload` settings ask for. Built once per attempt, so a body is always
 // exactly what the endpoint's settings say today.
 import type { AuditCompletedPayload, AuditResponseItem } from "@audit-review/api-types/internal";
-import type { StoredResponse } from "../repos/events.repo.js";
+import type { StoredEvent, StoredResponse } from "../repos/events.repo.js";
 
 /** The parts of a stored event the body is built from. */
-export interface PayloadEvent {
-  type: string;
-  audit_id: string;
-  question_set_id: string;
-  document_id: string | null;
-  /** normalized: `passed` | `failed` */
-  result: string;
-  /** the scoring engine's own string, when the publisher sent one */
-  raw_result: string | null;
-  responses: StoredResponse[];
-  occurred_at: Date;
-}
+export type PayloadEvent = Pick<
+  StoredEvent,
+  "type" | "audit_id" | "question_set_id" | "document_id" | "result" | "raw_result" | "responses" | "occurred_at"
+>;
 
 /** An endpoint's `payload` settings, as stored on its row. */
 export interface PayloadSettings {

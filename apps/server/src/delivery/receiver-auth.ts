@@ -5,16 +5,13 @@
 // are fetched through the sender's `request()`, so the token URL gets the same treatment as a
 // receiver URL: resolved once, every address vetted, the socket pinned to the vetted address,
 // TLS verified, redirects not followed.
+import type { AuthenticationOAuth2 } from "@audit-review/api-types/internal";
+import type { WebhookEndpoint } from "../generated/prisma/client.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { Sender } from "./sender.js";
 
-export interface AuthEndpoint {
-  id: string;
-  auth_type: string;
-  /** the non-secret parts: header_names, username, token_url, client_id, scope, audience */
-  auth_config: unknown;
-  auth_secret_enc: Uint8Array | null;
-}
+/** `auth_config` holds the non-secret parts: header_names, username, token_url, client_id, scope, audience. */
+export type AuthEndpoint = Pick<WebhookEndpoint, "id" | "auth_type" | "auth_config" | "auth_secret_enc">;
 
 export interface AuthError {
   code: "auth_error";
@@ -55,12 +52,8 @@ export interface ReceiverAuthOptions {
   maxTokenResponseBytes?: number;
 }
 
-interface OAuthConfig {
-  token_url: string;
-  client_id: string;
-  scope?: string | null;
-  audience?: string | null;
-}
+/** What `auth_config` holds for OAuth2: the API's read shape without its `type`. */
+type OAuthConfig = Omit<AuthenticationOAuth2, "type">;
 
 interface CachedToken {
   token: string;
@@ -157,7 +150,7 @@ export function createReceiverAuth({
   }
 
   async function oauth2(endpoint: AuthEndpoint): Promise<AuthResult> {
-    const c = endpoint.auth_config as OAuthConfig;
+    const c = endpoint.auth_config as unknown as OAuthConfig;
     const key = keyOf(endpoint, c);
     const cached = tokens.get(key);
     if (cached && cached.refreshAt > now()) {
@@ -198,7 +191,7 @@ export function createReceiverAuth({
 
     invalidate(endpoint, refused) {
       if (endpoint.auth_type !== "oauth2_client_credentials") return;
-      const key = keyOf(endpoint, endpoint.auth_config as OAuthConfig);
+      const key = keyOf(endpoint, endpoint.auth_config as unknown as OAuthConfig);
       if (refused.authorization === `Bearer ${tokens.get(key)?.token}`) tokens.delete(key);
     },
   };

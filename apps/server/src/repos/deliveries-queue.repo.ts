@@ -8,47 +8,33 @@
 import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
 import type { Database, SqlExecutor } from "../db/client.js";
 import type { DeliveryUpdate, EndpointEffect } from "../delivery/outcome.js";
-import type { StoredResponse } from "./events.repo.js";
+import type { WebhookDelivery, WebhookEndpoint } from "../generated/prisma/client.js";
+import type { StoredEvent } from "./events.repo.js";
 
-export interface ClaimedDelivery {
-  id: string;
-  org_id: string;
-  endpoint_id: string;
-  event_id: string;
-  attempt_count: number;
-  last_response_status: number | null;
-}
+/** The columns the dispatcher needs, typed from the Prisma models they are read from. */
+export type ClaimedDelivery = Pick<WebhookDelivery, "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status">;
 
-export interface QueueEndpoint {
-  id: string;
-  url: string;
-  status: string;
-  deleted_at: Date | null;
-  failing_since: Date | null;
-  payload_fields: string[];
-  payload_result_format: string;
-  payload_responses_filter: string;
-  payload_include_informational: boolean;
-  auth_type: string;
-  auth_config: unknown;
-  auth_secret_enc: Buffer | null;
-  secret_enc: Buffer;
-  previous_secret_enc: Buffer | null;
-  previous_secret_expires_at: Date | null;
-  legacy_signature: boolean;
-}
+export type QueueEndpoint = Pick<
+  WebhookEndpoint,
+  | "id"
+  | "url"
+  | "status"
+  | "deleted_at"
+  | "failing_since"
+  | "payload_fields"
+  | "payload_result_format"
+  | "payload_responses_filter"
+  | "payload_include_informational"
+  | "auth_type"
+  | "auth_config"
+  | "auth_secret_enc"
+  | "secret_enc"
+  | "previous_secret_enc"
+  | "previous_secret_expires_at"
+  | "legacy_signature"
+>;
 
-export interface QueueEvent {
-  id: string;
-  type: string;
-  audit_id: string;
-  question_set_id: string;
-  document_id: string | null;
-  result: string;
-  raw_result: string | null;
-  responses: StoredResponse[];
-  occurred_at: Date;
-}
+export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at">;
 
 export interface ClaimRequest {
   /** a token unique to this claim; the outcome is recorded only while the row still carries it */

@@ -1,4 +1,4 @@
-import type { Prisma, PrismaClient } from "../generated/prisma/client.js";
+import type { Event, Prisma, PrismaClient } from "../generated/prisma/client.js";
 import { newId } from "../lib/ids.js";
 
 /** What is stored of each answered question: enough to build any endpoint's payload later. */
@@ -11,6 +11,9 @@ export type StoredResponse = {
   passed: boolean | null;
   informational: boolean;
 };
+
+/** An event row with its responses typed (the column is JSON). */
+export type StoredEvent = Omit<Event, "responses"> & { responses: StoredResponse[] };
 
 export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { responses: StoredResponse[] };
 

@@ -5,6 +5,8 @@ import type { RawOutcome, RawRequest } from "../../src/delivery/sender.js";
 import { createSecretBox } from "../../src/lib/secret-box.js";
 
 const box = createSecretBox(randomBytes(32));
+/** Prisma's Bytes type: a Uint8Array over a plain ArrayBuffer. */
+const sealed = (text: string) => new Uint8Array(box.seal(text));
 const CLIENT_SECRET = "cl13nt-s3cret-value";
 
 function oauthEndpoint(id = "ep-1"): AuthEndpoint {
@@ -12,7 +14,7 @@ function oauthEndpoint(id = "ep-1"): AuthEndpoint {
     id,
     auth_type: "oauth2_client_credentials",
     auth_config: { token_url: "https://auth.acme-receiver.com/token", client_id: "ars", scope: "hooks.write", audience: "https://hooks" },
-    auth_secret_enc: box.seal(JSON.stringify({ client_secret: CLIENT_SECRET })),
+    auth_secret_enc: sealed(JSON.stringify({ client_secret: CLIENT_SECRET })),
   };
 }
 
@@ -55,13 +57,13 @@ describe("createReceiverAuth", () => {
 
   it("When the endpoint uses custom headers, Then the sealed values are sent", async () => {
     const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
-    const ep = { id: "e", auth_type: "headers", auth_config: { header_names: ["X-Api-Key"] }, auth_secret_enc: box.seal(JSON.stringify({ headers: { "X-Api-Key": "k3y" } })) };
+    const ep = { id: "e", auth_type: "headers", auth_config: { header_names: ["X-Api-Key"] }, auth_secret_enc: sealed(JSON.stringify({ headers: { "X-Api-Key": "k3y" } })) };
     expect(await auth.headersFor(ep)).toEqual({ ok: true, headers: { "X-Api-Key": "k3y" }, refreshable: false });
   });
 
   it("When the endpoint uses Basic, Then Authorization carries base64(username:password)", async () => {
     const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
-    const ep = { id: "e", auth_type: "basic", auth_config: { username: "ars" }, auth_secret_enc: box.seal(JSON.stringify({ password: "pä:ss" })) };
+    const ep = { id: "e", auth_type: "basic", auth_config: { username: "ars" }, auth_secret_enc: sealed(JSON.stringify({ password: "pä:ss" })) };
     const result = await auth.headersFor(ep);
     expect(result).toEqual({ ok: true, headers: { authorization: `Basic ${Buffer.from("ars:pä:ss").toString("base64")}` }, refreshable: false });
   });
