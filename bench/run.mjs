@@ -33,7 +33,7 @@ const { values: args } = parseArgs({
     "database-url": { type: "string", default: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
     db: { type: "string", default: process.env.BENCH_DB ?? "ars_bench" },
     "no-write": { type: "boolean", default: false },
-    render: { type: "boolean", default: false }, // re-render RESULTS.md from bench/.out/last-run.json (e.g. after editing NOTES.md)
+    render: { type: "boolean", default: false }, // re-render RESULTS.md from bench/results.json (e.g. after editing NOTES.md)
     help: { type: "boolean", default: false },
   },
 });
@@ -53,14 +53,14 @@ if (args.help) {
   --database-url URL      an admin URL of the PostgreSQL server (postgresql://postgres@127.0.0.1:5432/postgres)
   --db NAME               the bench database (ars_bench)
   --no-write              do not write bench/RESULTS.md
-  --render                only re-render bench/RESULTS.md from bench/.out/last-run.json (after editing NOTES.md)`);
+  --render                only re-render bench/RESULTS.md from bench/results.json (after editing NOTES.md)`);
   process.exit(0);
 }
 
 if (args.render) {
-  const last = JSON.parse(readFileSync(join(ROOT, "bench", ".out", "last-run.json"), "utf8"));
+  const last = JSON.parse(readFileSync(join(ROOT, "bench", "results.json"), "utf8"));
   const markdown = renderResults(last);
-  writeFileSync(join(ROOT, "bench", last.complete ? "RESULTS.md" : join(".out", "last-run.md")), markdown);
+  writeFileSync(join(ROOT, "bench", "RESULTS.md"), markdown);
   console.log(markdown);
   process.exit(0);
 }
@@ -227,7 +227,8 @@ writeFileSync(join(outDir, "last-run.md"), markdown);
 writeFileSync(join(outDir, "last-run.json"), JSON.stringify(results, null, 2));
 if (complete && !args["no-write"]) {
   writeFileSync(join(ROOT, "bench", "RESULTS.md"), markdown);
-  log("written: bench/RESULTS.md (and bench/.out/last-run.json)");
+  writeFileSync(join(ROOT, "bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);
+  log("written: bench/RESULTS.md and bench/results.json (the raw numbers of the same run)");
 } else {
   log("partial run: written to bench/.out/last-run.md only (bench/RESULTS.md is kept for full runs)");
 }

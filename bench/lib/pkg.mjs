@@ -14,37 +14,10 @@ export function assertBuilt() {
   }
 }
 
-/** The server's programmatic API: startServer, createOrg, createToken, migrate, openDatabase, staticResolver. */
+/** The server's programmatic API (apps/server/src/index.ts): startServer, createOrg, createToken, migrate, openDatabase, loadConfig. */
 export async function loadServer() {
   assertBuilt();
-  try {
-    return await import(distUrl("index.js"));
-  } catch (err) {
-    // While the delivery engine is being written, index.js may re-export a module the build
-    // does not have yet; compose the same API from the modules it re-exports.
-    if (err?.code !== "ERR_MODULE_NOT_FOUND") throw err;
-    console.warn(`[bench] dist/index.js does not load (${err.message.split("\n")[0]}); using its modules directly`);
-    const [server, config, client, mig, resolver, tokensSvc, tokensRepo] = await Promise.all([
-      import(distUrl("server.js")),
-      import(distUrl("config.js")),
-      import(distUrl("db/client.js")),
-      import(distUrl("db/migrate.js")),
-      import(distUrl("net/resolver.js")),
-      import(distUrl("services/tokens.service.js")),
-      import(distUrl("repos/tokens.repo.js")),
-    ]);
-    const svc = (db) => tokensSvc.tokensService(tokensRepo.tokensRepo(db.prisma));
-    return {
-      startServer: server.startServer,
-      loadConfig: config.loadConfig,
-      openDatabase: client.openDatabase,
-      migrate: mig.migrate,
-      staticResolver: resolver.staticResolver,
-      ALL_SCOPES: tokensSvc.ALL_SCOPES,
-      createOrg: (db, { name }) => svc(db).createOrg(name),
-      createToken: (db, { orgId, scopes, name }) => svc(db).createToken(orgId, scopes, name),
-    };
-  }
+  return import(distUrl("index.js"));
 }
 
 /** Whether the build contains the delivery dispatcher (src/delivery/dispatcher.ts). */

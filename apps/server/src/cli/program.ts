@@ -54,10 +54,11 @@ export function buildProgram(): Command {
     .description("run the API (and the delivery engine unless ARS_DISPATCHER=false); migrates and bootstraps the embedded database")
     .action(async () => {
       const server = await startServer({ migrate: true });
+      // before announcing the address: whoever reads it may signal us at once
+      closeOnSignal(server.close);
       await bootstrapDemo(server.deps, print);
       server.deps.logger.info({ url: server.url, database: server.db.kind, dispatcher: server.deps.config.dispatcher }, "listening");
       print(`Audit Review Service listening on ${server.url} (${server.db.kind === "pglite" ? `embedded database in ${server.deps.config.dataDir}` : "PostgreSQL"})`);
-      closeOnSignal(server.close);
     });
 
   program
@@ -65,8 +66,8 @@ export function buildProgram(): Command {
     .description("run only the delivery engine (scale out: any number of workers on one PostgreSQL)")
     .action(async () => {
       const worker = await startWorker({});
-      print("delivery worker running");
       closeOnSignal(worker.close);
+      print("delivery worker running");
     });
 
   program
