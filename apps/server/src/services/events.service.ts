@@ -39,7 +39,7 @@ export function eventsService({ events, questionSets, endpoints, onQueued }: Eve
   return {
     async publishEvent(auth: AuthContext, body: PublishEventRequest) {
       const responses = await storedResponses(auth.orgId, body);
-      const deliveries = await events.publish({
+      const published = await events.publish({
         id: body.id,
         org_id: auth.orgId,
         type: body.type,
@@ -52,21 +52,21 @@ export function eventsService({ events, questionSets, endpoints, onQueued }: Eve
         occurred_at: body.occurred_at ? new Date(body.occurred_at) : new Date(),
         created_at: new Date(),
       });
-      if (deliveries === null) {
+      if (!published.created) {
         const existing = await events.findOrg(body.id);
         // another org's event id must not be confirmed, let alone reused
         if (existing?.org_id !== auth.orgId) throw new ValidationError("body", "id", "is already used by another event");
         return { created: false, deliveriesCreated: 0 };
       }
-      if (deliveries.length) onQueued();
-      return { created: true, deliveriesCreated: deliveries.length };
+      if (published.deliveryIds.length) onQueued();
+      return { created: true, deliveriesCreated: published.deliveryIds.length };
     },
 
     /** A synthetic audit.completed for one endpoint, whatever its filters; flagged is_test. */
     async sendTestWebhook(auth: AuthContext, endpointId: string) {
       const endpoint = await endpoints.findOrThrow(auth, endpointId);
       if (endpoint.status !== "enabled") throw new ValidationError("path", "endpoint_id", "the endpoint is disabled");
-      const deliveries = await events.publish(
+      const published = await events.publish(
         {
           id: newId(),
           org_id: auth.orgId,
@@ -86,7 +86,7 @@ export function eventsService({ events, questionSets, endpoints, onQueued }: Eve
         endpoint.id,
       );
       onQueued();
-      return deliveries![0]!.id;
+      return published.deliveryIds[0]!;
     },
   };
 }

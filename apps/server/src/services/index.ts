@@ -38,7 +38,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
     codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db.prisma)),
     webhookEndpoints,
     webhookDeliveries: webhookDeliveriesService(webhookDeliveriesRepo(db.prisma)),
-    events: eventsService({ events: eventsRepo(db.prisma), questionSets, endpoints: webhookEndpoints, onQueued }),
+    events: eventsService({ events: eventsRepo(db), questionSets, endpoints: webhookEndpoints, onQueued }),
   };
 }
 

@@ -57,6 +57,10 @@ describe("publishing audit.completed (publishEvent)", () => {
         delivered_at: null,
       });
       expect(d.next_attempt_at).toBe(d.created_at);
+      // UUIDv7: version 7, RFC variant, and a 48-bit time prefix at (or within ms of) creation
+      expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      const idTime = parseInt(d.id.replace(/-/g, "").slice(0, 12), 16);
+      expect(Math.abs(idTime - Date.parse(d.created_at))).toBeLessThan(1_000);
     }
     expect(await deliveriesOfAudit(other.api, event.data.audit_id)).toEqual([]);
   });
