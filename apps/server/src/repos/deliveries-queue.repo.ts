@@ -125,6 +125,26 @@ UPDATE webhook_deliveries
  WHERE id = $1 AND lease_owner = $2 AND status IN ${LIVE}
 RETURNING id`;
 
+/**
+ * The common case (a success, or no effect on the endpoint) in one autocommit statement: the
+ * endpoint row is written, and so locked, only when a failure streak is to be cleared.
+ */
+const RECORD_HEALTHY = `
+WITH d AS (
+  UPDATE webhook_deliveries
+     SET status = $3, attempt_count = $4, next_attempt_at = COALESCE($5, next_attempt_at),
+         last_response_status = $6, last_error_code = $7, last_error_message = $8, delivered_at = $9,
+         locked_until = NULL, lease_owner = NULL, updated_at = $10
+   WHERE id = $1 AND lease_owner = $2 AND status IN ${LIVE}
+  RETURNING id, endpoint_id
+), cleared AS (
+  UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = $10
+    FROM d
+   WHERE $11 AND e.id = d.endpoint_id AND e.failing_since IS NOT NULL
+  RETURNING e.id
+)
+SELECT id FROM d`;
+
 const DISABLE = `
 UPDATE webhook_endpoints
    SET status = 'disabled', disabled_reason = $2, disabled_at = $3, updated_at = $3
@@ -199,6 +219,22 @@ export function deliveriesQueueRepo(db: Database) {
      */
     async record(r: RecordRequest): Promise<RecordResult> {
       const u = r.update;
+      if (!r.endpoint || r.endpoint.kind === "healthy") {
+        const rows = await db.query(RECORD_HEALTHY, [
+          r.deliveryId,
+          r.leaseToken,
+          u.status,
+          u.attempt_count,
+          u.next_attempt_at,
+          u.last_response_status,
+          u.last_error_code,
+          u.last_error_message,
+          u.delivered_at,
+          r.now,
+          r.endpoint?.kind === "healthy",
+        ]);
+        return { recorded: rows.length > 0, disabled: null };
+      }
       try {
         return await db.transaction(async (tx) => {
           const [endpoint] = await tx.query<{ failing_since: Date | null }>(
