@@ -52,6 +52,10 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     rateLimitPerMinute: config.rateLimitPerMinute,
   });
   const server: Server = createServer(app);
+  // Idle keep-alive connections outlive the clients' and load balancers' own idle timeouts
+  // (typically 4–60 s), so a client never reuses a socket the server is closing (ECONNRESET).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.listen(config.port, config.host);
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;

@@ -58,7 +58,8 @@ function serve(env: Record<string, string>) {
 const get = (url: string, token: string) => fetch(`${url}/v2/question_sets?limit=1`, { headers: { authorization: `Bearer ${token}` } });
 
 describe("the ars CLI on the embedded database", () => {
-  it("when a user migrates, creates an org and tokens, seeds, serves and revokes, then each step does what it says", async () => {
+  // a dozen real processes, each starting Node and the embedded database: minutes on a busy machine
+  it("when a user migrates, creates an org and tokens, seeds, serves and revokes, then each step does what it says", { timeout: 300_000 }, async () => {
     const env = { ARS_DATA_DIR: dataDir() };
     expect((await run(["migrate"], env)).stdout).toMatch(/^applied: \d+_init/);
     expect((await run(["migrate"], env)).stdout.trim()).toBe("database is up to date");
@@ -106,7 +107,7 @@ describe("the ars CLI on the embedded database", () => {
     expect(await again.exited).toBe(0);
   });
 
-  it("when serve starts on an empty embedded database, then it creates the demo org and prints its token once", async () => {
+  it("when serve starts on an empty embedded database, then it creates the demo org and prints its token once", { timeout: 180_000 }, async () => {
     const env = { ARS_DATA_DIR: dataDir() };
     const first = serve(env);
     const url = await first.url;
@@ -127,7 +128,7 @@ describe("the ars CLI on the embedded database", () => {
 });
 
 describe.runIf(process.env.TEST_DATABASE_URL)("the ars CLI on PostgreSQL", () => {
-  it("when serve starts on an empty PostgreSQL database, then no demo org is created", async () => {
+  it("when serve starts on an empty PostgreSQL database, then no demo org is created", { timeout: 180_000 }, async () => {
     const pg = await createTestDatabase();
     try {
       const env = { DATABASE_URL: pg.databaseUrl!, ARS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64") };
