@@ -77,7 +77,14 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        await Promise.all([closed, deps.dispatcher?.stop()]);
+        // Connections kept alive after their last response would hold close() open for up to the
+        // keep-alive timeout; in-flight requests get a grace period, then every socket is closed.
+        const grace = setInterval(() => server.closeIdleConnections(), 250);
+        const force = setTimeout(() => server.closeAllConnections(), 10_000);
+        await Promise.all([closed, deps.dispatcher?.stop()]).finally(() => {
+          clearInterval(grace);
+          clearTimeout(force);
+        });
         await deps.close();
       })();
       return closing;

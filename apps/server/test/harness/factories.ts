@@ -18,14 +18,10 @@ import { staticResolver } from "../../src/net/resolver.js";
 import type { StartServerOptions } from "../../src/server.js";
 import { startTestServer, type Api, type TestServer } from "./server.js";
 
-/**
- * Request bodies that omit defaulted fields. openapi-typescript marks every field with a `default`
- * as required, also in request bodies (one schema serves both directions), so requests that rely
- * on the server's defaults are cast through these.
- */
-export const createBody = (b: Partial<CreateWebhookEndpointRequest> & { url: string }) => b as CreateWebhookEndpointRequest;
-export const questionSetBody = (b: Partial<IngestQuestionSetRequest>) => b as IngestQuestionSetRequest;
-export const evaluationBody = (b: Partial<IngestCodingEvaluationRequest>) => b as IngestCodingEvaluationRequest;
+/** Request bodies that rely on the server's defaults (typed: defaulted fields are optional). */
+export const createBody = (b: CreateWebhookEndpointRequest): CreateWebhookEndpointRequest => b;
+export const questionSetBody = (b: IngestQuestionSetRequest): IngestQuestionSetRequest => b;
+export const evaluationBody = (b: IngestCodingEvaluationRequest): IngestCodingEvaluationRequest => b;
 
 /** A short random suffix: every factory value is unique per test, so tests never see each other's data. */
 export const uniq = (): string => randomBytes(5).toString("hex");
