@@ -164,6 +164,12 @@ const DISABLED_MESSAGES = {
   failing: "the endpoint was disabled: its deliveries kept failing",
 } as const;
 
+/** $1…$10 of RECORD and RECORD_HEALTHY. */
+function recordParams(r: RecordRequest): unknown[] {
+  const u = r.update;
+  return [r.deliveryId, r.leaseToken, u.status, u.attempt_count, u.next_attempt_at, u.last_response_status, u.last_error_code, u.last_error_message, u.delivered_at, r.now];
+}
+
 export function deliveriesQueueRepo(db: Database) {
   async function disable(tx: SqlExecutor, endpointId: string, reason: "gone" | "failing", now: Date): Promise<boolean> {
     const rows = await tx.query(DISABLE, [endpointId, reason, now]);
@@ -218,21 +224,8 @@ export function deliveriesQueueRepo(db: Database) {
      * row is still leased under `leaseToken`; otherwise nothing changes.
      */
     async record(r: RecordRequest): Promise<RecordResult> {
-      const u = r.update;
       if (!r.endpoint || r.endpoint.kind === "healthy") {
-        const rows = await db.query(RECORD_HEALTHY, [
-          r.deliveryId,
-          r.leaseToken,
-          u.status,
-          u.attempt_count,
-          u.next_attempt_at,
-          u.last_response_status,
-          u.last_error_code,
-          u.last_error_message,
-          u.delivered_at,
-          r.now,
-          r.endpoint?.kind === "healthy",
-        ]);
+        const rows = await db.query(RECORD_HEALTHY, [...recordParams(r), r.endpoint?.kind === "healthy"]);
         return { recorded: rows.length > 0, disabled: null };
       }
       try {
@@ -241,18 +234,7 @@ export function deliveriesQueueRepo(db: Database) {
             "SELECT failing_since FROM webhook_endpoints WHERE id = $1 FOR UPDATE",
             [r.endpointId],
           );
-          const updated = await tx.query(RECORD, [
-            r.deliveryId,
-            r.leaseToken,
-            u.status,
-            u.attempt_count,
-            u.next_attempt_at,
-            u.last_response_status,
-            u.last_error_code,
-            u.last_error_message,
-            u.delivered_at,
-            r.now,
-          ]);
+          const updated = await tx.query(RECORD, recordParams(r));
           if (!updated.length) throw new LeaseLost();
 
           let disabled: RecordResult["disabled"] = null;
