@@ -22,8 +22,8 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "10" },
     warmup: { type: "string", default: "2" },
     connections: { type: "string", default: "16" },
-    "latency-duration": { type: "string", default: "5" }, // seconds per run of the 1-connection latency probe (0: skip)
-    "latency-rounds": { type: "string", default: "3" },
+    "latency-duration": { type: "string", default: "4" }, // seconds per run of the 1-connection latency probe (0: skip)
+    "latency-rounds": { type: "string", default: "5" },
     events: { type: "string", default: "10000" },
     "paced-events": { type: "string", default: "2000" },
     "paced-rate": { type: "string", default: "100" },
@@ -44,8 +44,8 @@ if (args.help) {
   --only lists|dispatcher run one half
   --scenarios a,b         list scenarios to run (keys: ce-first ce-deep ce-total ce-status ce-created-after qs-first qs-deep qs-total)
   --rounds N              alternating product/baseline rounds (3)
-  --latency-duration S    seconds per run of the 1-connection latency probe of first and deep pages (5; 0 skips it)
-  --latency-rounds N      its rounds (3)
+  --latency-duration S    seconds per run of the 1-connection latency probe of first and deep pages (4; 0 skips it)
+  --latency-rounds N      its rounds (5)
   --duration S            seconds per autocannon run (10); --warmup S (2); --connections N (16)
   --events N              dispatcher burst events (10000); --paced-events N (2000) --paced-rate R (100/s)
   --profile               run the product (and baseline) server with --cpu-prof; summaries in bench/profiles/
