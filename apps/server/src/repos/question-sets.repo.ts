@@ -41,12 +41,13 @@ export function questionSetsRepo(prisma: PrismaClient) {
       });
     },
 
-    /** The org's questions of a set, for resolving event responses. */
-    questionsOf(orgId: string, questionSetId: string) {
-      return prisma.question.findMany({
-        where: { org_id: orgId, question_set_id: questionSetId },
-        select: { id: true, query: true, question_type: true },
+    /** The org's set with all its questions (deleted ones too), for resolving event responses; null if none. */
+    async questionsOf(orgId: string, questionSetId: string) {
+      const set = await prisma.questionSet.findFirst({
+        where: { id: questionSetId, org_id: orgId },
+        select: { questions: { select: { id: true, query: true, question_type: true } } },
       });
+      return set?.questions ?? null;
     },
 
     /** Which of these ids are question sets of the org (deleted ones included). */

@@ -17,10 +17,8 @@ export interface EventsDeps {
 export function eventsService({ events, questionSets, endpoints, onQueued }: EventsDeps) {
   /** The question text and informational flag come from the set, so receivers get the rubric's words. */
   async function storedResponses(orgId: string, body: PublishEventRequest): Promise<StoredResponse[]> {
-    if (!(await questionSets.existingIds(orgId, [body.data.question_set_id])).size) {
-      throw new ValidationError("body", "data.question_set_id", "is not a question set of your org");
-    }
     const questions = await questionSets.questionsOf(orgId, body.data.question_set_id);
+    if (!questions) throw new ValidationError("body", "data.question_set_id", "is not a question set of your org");
     const byId = new Map(questions.map((q) => [q.id, q]));
     return (body.data.responses ?? []).map((r, i) => {
       const q = byId.get(r.question_id);

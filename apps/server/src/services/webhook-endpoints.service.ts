@@ -83,11 +83,12 @@ function payloadFields(fields: PayloadField[] | undefined): PayloadField[] {
 export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
   const { endpoints, questionSets, secretBox, urlCheck } = deps;
 
-  const findOrThrow = async (auth: AuthContext, id: string) => {
-    const row = await endpoints.findLive(auth.orgId, id);
-    if (!row) throw new NotFoundError("No webhook endpoint with this id exists in your org.");
+  const notFound = () => new NotFoundError("No webhook endpoint with this id exists in your org.");
+  const found = <T>(row: T | null | undefined): T => {
+    if (!row) throw notFound();
     return row;
   };
+  const findOrThrow = async (auth: AuthContext, id: string) => found(await endpoints.findLive(auth.orgId, id));
 
   return {
     listWebhookEndpoints(auth: AuthContext, query: ListQuery) {
@@ -135,15 +136,15 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     },
 
     async disableWebhookEndpoint(auth: AuthContext, id: string) {
-      return (await endpoints.setStatus(auth.orgId, id, "disabled", "manual")) ?? findOrThrow(auth, id);
+      return found(await endpoints.setStatus(auth.orgId, id, "disabled", "manual"));
     },
 
     async enableWebhookEndpoint(auth: AuthContext, id: string) {
-      return (await endpoints.setStatus(auth.orgId, id, "enabled", null)) ?? findOrThrow(auth, id);
+      return found(await endpoints.setStatus(auth.orgId, id, "enabled", null));
     },
 
     async deleteWebhookEndpoint(auth: AuthContext, id: string) {
-      if (!(await endpoints.softDelete(auth.orgId, id))) await findOrThrow(auth, id);
+      if (!(await endpoints.softDelete(auth.orgId, id))) throw notFound();
     },
 
     async rotateWebhookEndpointSecret(auth: AuthContext, id: string) {
@@ -154,8 +155,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
         { secret_enc: toBytes(secretBox.seal(secret)), secret_hint: secretHint(secret) },
         deps.rotationGraceMs,
       );
-      if (!row) throw new NotFoundError("No webhook endpoint with this id exists in your org.");
-      return { endpoint: row, secret };
+      return { endpoint: found(row), secret };
     },
 
     findOrThrow,
