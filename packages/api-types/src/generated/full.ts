@@ -51,6 +51,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/internal/coding_evaluations/{coding_evaluation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or replace a coding evaluation
+         * @description Internal. Creates the evaluation with this id, or replaces the existing evaluation of your
+         *     org: status, `archived`, the review fields and the findings. The body is the whole new
+         *     state; an omitted field takes its default. A finding equal to one already stored keeps its
+         *     id, and the E/M and ICD objects keep theirs. `updated_at` moves only when something
+         *     actually changed; `created_at` never does.
+         *
+         *     Ids are global: an id taken by another org's evaluation answers `404 NOT_FOUND` and reveals
+         *     nothing of it. Concurrent requests for one new id are serialised: one creates (`201`), the
+         *     others replace (`200`).
+         *
+         *     Required scope: `internal:ingest`.
+         */
+        put: operations["upsertCodingEvaluation"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/internal/events": {
         parameters: {
             query?: never;
@@ -91,12 +121,63 @@ export interface paths {
         put?: never;
         /**
          * Ingest a question set
-         * @description Internal. Creates a question set with its questions, in the given order.
+         * @description Internal. Creates a question set with its questions, in the given order; the server
+         *     chooses the ids (a question may bring its own `id`, see *Create or replace a question
+         *     set*). `is_deleted` on the set or a question stores it deleted.
          *
          *     Required scope: `internal:ingest`.
          */
         post: operations["ingestQuestionSet"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/internal/question_sets/{question_set_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or replace a question set
+         * @description Internal. Creates the set with this id, or replaces the existing set of your org and its
+         *     ordered questions, in one transaction (a failed request changes nothing).
+         *
+         *     * The body is the whole new state: an omitted field takes its default, so `is_deleted`
+         *       omitted restores a deleted set.
+         *     * A question carrying the `id` of a question of this set updates that question and keeps
+         *       its id; a question with a new `id` is created with it; a question without `id` gets a
+         *       server-chosen one. An `id` used by a question of another set is refused (`400`).
+         *     * Questions of the set that the body leaves out are marked deleted, not removed: ids are
+         *       never reused, and audits and events that reference them stay valid. A question with
+         *       `is_deleted: true` is kept, deleted, and can be restored by a later replacement.
+         *     * Questions are in body order; deleted ones are left out of `questions` in every read.
+         *     * `updated_at` moves only when the set or one of its questions actually changed; an
+         *       identical replacement answers `200` with the set as it was.
+         *
+         *     Ids are global: an id that is taken by another org's set answers `404 NOT_FOUND`, exactly
+         *     like a set that does not exist is answered by the read operations, and reveals nothing of
+         *     that set. Concurrent requests for one new id are serialised: one creates (`201`), the
+         *     others replace (`200`).
+         *
+         *     Required scope: `internal:ingest`.
+         */
+        put: operations["upsertQuestionSet"];
+        post?: never;
+        /**
+         * Delete a question set
+         * @description Internal. Marks the set deleted: it then appears in the question-set list only with
+         *     `is_deleted=true`, its questions and ids are kept, and events may still reference it.
+         *     Deleting a deleted set changes nothing and answers `204` again. A set of another org
+         *     answers `404`.
+         *
+         *     Required scope: `internal:ingest`.
+         */
+        delete: operations["deleteQuestionSet"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1053,7 +1134,7 @@ export interface components {
             score: number | null;
         } | null;
         /**
-         * @description A coding evaluation to create. `em_eval_created`/`icd_eval_created` follow from whether the findings are given.
+         * @description The whole state of a coding evaluation to create or replace (omitted fields take their defaults). `em_eval_created`/`icd_eval_created` follow from whether the findings are given.
          * @example {
          *       "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
          *       "status": "completed",
@@ -1236,14 +1317,28 @@ export interface components {
             score?: number | null;
         } | null;
         /**
-         * @description A question to create, in set order.
+         * @description A question of the set, in set order. With the `id` of a question of the set it replaces that question; without `id` it is a new question.
          * @example {
+         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
          *       "query": "Is the patient's chief complaint documented?",
          *       "question_type": "yes_no",
-         *       "severity": "high"
+         *       "severity": "high",
+         *       "is_deleted": false
          *     }
          */
         IngestQuestionInput: {
+            /**
+             * Format: uuid
+             * @description The question's id, stable across replacements. Omit it for a new question with a server-chosen id; a new id is used as given. An id of a question of another set is refused.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71
+             */
+            id?: string;
+            /**
+             * @description A deleted question is kept (its id stays reserved) but left out of every read.
+             * @default false
+             * @example false
+             */
+            is_deleted?: boolean;
             /** @example Is the patient's chief complaint documented? */
             query: string;
             question_type?: components["schemas"]["QuestionType"];
@@ -1252,13 +1347,14 @@ export interface components {
             severity?: components["schemas"]["Severity"];
         };
         /**
-         * @description A question set to create with its questions.
+         * @description The whole state of a question set with its questions in set order (omitted fields take their defaults).
          * @example {
          *       "set_name": "ED documentation review",
          *       "set_code": "ED-DOC-01",
          *       "type": "compliance",
          *       "is_production": true,
          *       "allow_doc_upload": true,
+         *       "is_deleted": false,
          *       "thresholds": [
          *         {
          *           "label": "pass",
@@ -1267,9 +1363,15 @@ export interface components {
          *       ],
          *       "questions": [
          *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
          *           "query": "Is the patient's chief complaint documented?",
          *           "question_type": "yes_no",
          *           "severity": "high"
+         *         },
+         *         {
+         *           "query": "Is the discharge plan documented?",
+         *           "question_type": "yes_no",
+         *           "severity": "medium"
          *         }
          *       ]
          *     }
@@ -1280,6 +1382,12 @@ export interface components {
              * @example true
              */
             allow_doc_upload?: boolean;
+            /**
+             * @description A deleted set is listed only with `is_deleted=true`.
+             * @default false
+             * @example false
+             */
+            is_deleted?: boolean;
             /**
              * @default false
              * @example true
@@ -2509,6 +2617,53 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    upsertCodingEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the coding evaluation, chosen by the caller on create. */
+                coding_evaluation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestCodingEvaluationRequest"];
+            };
+        };
+        responses: {
+            /** @description The coding evaluation was replaced (or was already in this state). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodingEvaluation"];
+                };
+            };
+            /** @description The coding evaluation was created. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodingEvaluation"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     publishEvent: {
         parameters: {
             query?: never;
@@ -2580,6 +2735,81 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    upsertQuestionSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the question set, chosen by the caller on create. */
+                question_set_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestQuestionSetRequest"];
+            };
+        };
+        responses: {
+            /** @description The question set was replaced (or was already in this state). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuestionSet"];
+                };
+            };
+            /** @description The question set was created. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuestionSet"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteQuestionSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the question set, chosen by the caller on create. */
+                question_set_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The question set is deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
