@@ -1,4 +1,16 @@
+import type { IngestQuestionSetRequest, ProblemIssue } from "@audit-review/api-types/internal";
 import type { Prisma, PrismaClient } from "../generated/prisma/client.js";
+import { AppError, NotFoundError } from "../lib/errors.js";
+import { retryOnUniqueViolation } from "../lib/unique-retry.js";
+import {
+  questionChanges,
+  questionIdIssues,
+  setChanged,
+  unownedIds,
+  type QuestionFields,
+  type SetFields,
+  type StoredQuestion,
+} from "../services/question-set-replacement.js";
 import { listOrder, paginate, type PageRequest } from "./keyset.js";
 
 export interface QuestionSetFilters {
@@ -13,6 +25,29 @@ const withQuestions = {
 } satisfies Prisma.QuestionSetInclude;
 
 export type QuestionSetRow = Prisma.QuestionSetGetPayload<{ include: typeof withQuestions }>;
+
+const storedQuestion = {
+  id: true,
+  question_set_id: true,
+  position: true,
+  query: true,
+  question_type: true,
+  severity: true,
+  remediation: true,
+  is_deleted: true,
+} satisfies Prisma.QuestionSelect;
+
+/** The new state of a set: its columns, its questions in order, and the body for id checks. */
+export interface UpsertInput {
+  set: SetFields;
+  questions: QuestionFields[];
+  body: IngestQuestionSetRequest;
+}
+
+function validationProblem(issues: ProblemIssue[]): AppError {
+  const detail = issues.map((i) => `body ${i.name}: ${i.message}`).join("; ");
+  return new AppError(400, "VALIDATION_ERROR", "Invalid request", detail, issues);
+}
 
 export function questionSetsRepo(prisma: PrismaClient) {
   return {
@@ -33,12 +68,54 @@ export function questionSetsRepo(prisma: PrismaClient) {
       });
     },
 
-    async create(data: Prisma.QuestionSetUncheckedCreateInput, questions: Prisma.QuestionCreateManyInput[]) {
-      return prisma.$transaction(async (tx) => {
-        await tx.questionSet.create({ data });
-        if (questions.length) await tx.question.createMany({ data: questions });
-        return tx.questionSet.findUniqueOrThrow({ where: { id: data.id }, include: withQuestions });
+    /**
+     * Creates the set with this id or replaces the org's set, in one transaction. The set row is
+     * inserted-if-absent and then locked, so concurrent requests for one id run one after the
+     * other: the first creates, the rest replace. `updated_at` moves only on a real change.
+     */
+    upsert(orgId: string, id: string, input: UpsertInput): Promise<{ set: QuestionSetRow; created: boolean }> {
+      return retryOnUniqueViolation(() =>
+        prisma.$transaction(async (tx) => {
+          const now = new Date();
+          const { count } = await tx.questionSet.createMany({
+            data: [{ id, org_id: orgId, ...input.set, created_at: now, updated_at: now }],
+            skipDuplicates: true,
+          });
+          const created = count === 1;
+          const [owner] = await tx.$queryRaw<Array<{ org_id: string }>>`SELECT org_id FROM question_sets WHERE id = ${id}::uuid FOR UPDATE`;
+          // an id held by another org answers exactly like an unknown id would
+          if (!owner || owner.org_id !== orgId) throw new NotFoundError("No question set with this id exists in your org.");
+
+          const stored: StoredQuestion[] = created ? [] : await tx.question.findMany({ where: { question_set_id: id }, select: storedQuestion });
+          const unowned = unownedIds(input.body, stored);
+          const taken = unowned.length
+            ? await tx.question.findMany({ where: { id: { in: unowned }, NOT: { question_set_id: id } }, select: { id: true } })
+            : [];
+          const issues = questionIdIssues(input.body, new Set(taken.map((q) => q.id)));
+          if (issues.length) throw validationProblem(issues);
+
+          const { creates, updates } = questionChanges(stored, input.questions);
+          const current = created ? null : await tx.questionSet.findUniqueOrThrow({ where: { id } });
+          const changed = current !== null && (setChanged(current, input.set) || creates.length > 0 || updates.length > 0);
+          if (changed) await tx.questionSet.update({ where: { id }, data: { ...input.set, updated_at: now } });
+          if (creates.length) {
+            await tx.question.createMany({ data: creates.map((q) => ({ ...q, org_id: orgId, question_set_id: id, created_at: now, updated_at: now })) });
+          }
+          for (const { id: questionId, ...fields } of updates) {
+            await tx.question.update({ where: { id: questionId }, data: { ...fields, updated_at: now } });
+          }
+          return { set: await tx.questionSet.findUniqueOrThrow({ where: { id }, include: withQuestions }), created };
+        }),
+      );
+    },
+
+    /** Marks the org's set deleted; false when the org has no set with this id. Idempotent. */
+    async markDeleted(orgId: string, id: string): Promise<boolean> {
+      const { count } = await prisma.questionSet.updateMany({
+        where: { id, org_id: orgId, is_deleted: false },
+        data: { is_deleted: true, updated_at: new Date() },
       });
+      return count > 0 || (await prisma.questionSet.count({ where: { id, org_id: orgId } })) > 0;
     },
 
     /** The org's set with all its questions (deleted ones too), for resolving event responses; null if none. */

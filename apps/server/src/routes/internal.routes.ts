@@ -19,6 +19,24 @@ export function internalRoutes(s: Services): Router {
       const evaluation = await s.codingEvaluations.ingestCodingEvaluation(authOf(req), req.body as IngestCodingEvaluationRequest);
       res.status(201).location(`/v2/coding_evaluations/${evaluation.id}`).json(presentCodingEvaluation(evaluation));
     })
+    .put("/v2/internal/question_sets/:question_set_id", async function upsertQuestionSet(req, res) {
+      const { set, created } = await s.questionSets.upsertQuestionSet(authOf(req), req.params.question_set_id!, req.body as IngestQuestionSetRequest);
+      if (created) res.status(201).location(`/v2/question_sets/${set.id}`);
+      res.json(presentQuestionSet(set));
+    })
+    .delete("/v2/internal/question_sets/:question_set_id", async function deleteQuestionSet(req, res) {
+      await s.questionSets.deleteQuestionSet(authOf(req), req.params.question_set_id!);
+      res.status(204).end();
+    })
+    .put("/v2/internal/coding_evaluations/:coding_evaluation_id", async function upsertCodingEvaluation(req, res) {
+      const { evaluation, created } = await s.codingEvaluations.upsertCodingEvaluation(
+        authOf(req),
+        req.params.coding_evaluation_id!,
+        req.body as IngestCodingEvaluationRequest,
+      );
+      if (created) res.status(201).location(`/v2/coding_evaluations/${evaluation.id}`);
+      res.json(presentCodingEvaluation(evaluation));
+    })
     .post("/v2/internal/events", async function publishEvent(req, res) {
       const body = req.body as PublishEventRequest;
       const out = await s.events.publishEvent(authOf(req), body);

@@ -3,21 +3,42 @@ import type {
   IcdEvaluation,
   IngestCodingEvaluationRequest,
   IngestEmEvaluationInput,
+  IngestEmFindingInput,
   IngestIcdEvaluationInput,
   operations,
 } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../http/context.js";
 import { boolFilter, idsFilter, instantBound, pageRequest } from "../http/pagination.js";
 import { newId } from "../lib/ids.js";
-import type { CodingEvaluationsRepo } from "../repos/coding-evaluations.repo.js";
+import type { CodingEvaluationsRepo, EvaluationFields } from "../repos/coding-evaluations.repo.js";
+import type { CodingEvaluation } from "../generated/prisma/client.js";
 
 type ListQuery = NonNullable<operations["listCodingEvaluations"]["parameters"]["query"]>;
 
+/**
+ * Hands out the stored id of an equal item, so a replacement that repeats a finding keeps its id
+ * (and an unchanged evaluation stays byte-for-byte unchanged); new items get new ids.
+ */
+function idsFrom<T extends { id: string }>(stored: readonly T[] | undefined, key: (item: Omit<T, "id">) => string) {
+  const free = new Map<string, string[]>();
+  for (const { id, ...rest } of stored ?? []) {
+    const k = key(rest as Omit<T, "id">);
+    free.set(k, [...(free.get(k) ?? []), id]);
+  }
+  return (item: Omit<T, "id">): string => free.get(key(item))?.shift() ?? newId();
+}
+
+type EmFinding = NonNullable<EmEvaluation>["problems"][number];
+type IcdCriterion = NonNullable<IcdEvaluation>["icd_codes"][number]["criteria"][number];
+
 /** Findings are stored in their API shape, so a list page is a plain read with no joins. */
-function emEvaluation(input: NonNullable<IngestEmEvaluationInput>): EmEvaluation {
-  const finding = (f: { category: string; description: string }) => ({ id: newId(), category: f.category, description: f.description });
+function emEvaluation(input: NonNullable<IngestEmEvaluationInput>, stored: EmEvaluation | null): EmEvaluation {
+  const findings = (list: IngestEmFindingInput[] | undefined, before: EmFinding[] | undefined) => {
+    const idFor = idsFrom(before, (f) => JSON.stringify([f.category, f.description]));
+    return (list ?? []).map((f) => ({ id: idFor(f), category: f.category, description: f.description }));
+  };
   return {
-    id: newId(),
+    id: stored?.id ?? newId(),
     object: "em_evaluation",
     coding_status: input.coding_status,
     uncodable_reason: input.uncodable_reason ?? null,
@@ -37,15 +58,19 @@ function emEvaluation(input: NonNullable<IngestEmEvaluationInput>): EmEvaluation
     recommended_base_code: input.recommended_base_code ?? null,
     submitted_add_on_codes: input.submitted_add_on_codes ?? [],
     recommended_add_on_codes: input.recommended_add_on_codes ?? [],
-    problems: (input.problems ?? []).map(finding),
-    data: (input.data ?? []).map(finding),
-    risk: (input.risk ?? []).map(finding),
+    problems: findings(input.problems, stored?.problems),
+    data: findings(input.data, stored?.data),
+    risk: findings(input.risk, stored?.risk),
   };
 }
 
-function icdEvaluation(input: NonNullable<IngestIcdEvaluationInput>): IcdEvaluation {
+function icdEvaluation(input: NonNullable<IngestIcdEvaluationInput>, stored: IcdEvaluation | null): IcdEvaluation {
+  const idFor = idsFrom<IcdCriterion & { code: string }>(
+    stored?.icd_codes.flatMap((c) => c.criteria.map((k) => ({ ...k, code: c.icd_code }))),
+    (k) => JSON.stringify([k.code, k.criteria_name, k.criteria_context, k.is_criteria_met]),
+  );
   return {
-    id: newId(),
+    id: stored?.id ?? newId(),
     object: "icd_evaluation",
     score: input.score ?? null,
     flags: input.flags ?? [],
@@ -53,12 +78,38 @@ function icdEvaluation(input: NonNullable<IngestIcdEvaluationInput>): IcdEvaluat
     icd_codes: (input.icd_codes ?? []).map((c) => ({
       icd_code: c.icd_code,
       hcc_code: c.hcc_code ?? null,
-      criteria: (c.criteria ?? []).map((k) => ({ id: newId(), ...k })),
+      criteria: (c.criteria ?? []).map((k) => ({ id: idFor({ ...k, code: c.icd_code }), ...k })),
     })),
   };
 }
 
+/** The whole new state of an evaluation from a body (omitted fields take their defaults). */
+function evaluationFields(body: IngestCodingEvaluationRequest, stored: CodingEvaluation | null): EvaluationFields {
+  const em = body.em_evaluation ? emEvaluation(body.em_evaluation, (stored?.em_evaluation ?? null) as EmEvaluation | null) : null;
+  const icd = body.icd_evaluation ? icdEvaluation(body.icd_evaluation, (stored?.icd_evaluation ?? null) as IcdEvaluation | null) : null;
+  return {
+    audit_id: body.audit_id ?? null,
+    status: body.status ?? "pending",
+    processed: body.processed ?? false,
+    needs_em_eval: body.needs_em_eval ?? true,
+    em_eval_created: em !== null,
+    needs_icd_eval: body.needs_icd_eval ?? true,
+    icd_eval_created: icd !== null,
+    marked_reviewed: body.marked_reviewed ?? false,
+    reviewed_by: body.reviewed_by ?? null,
+    archived: body.archived ?? false,
+    redacted: body.redacted ?? false,
+    cold: body.cold ?? false,
+    display_date: body.display_date ? new Date(`${body.display_date}T00:00:00.000Z`) : null,
+    em_evaluation: em,
+    icd_evaluation: icd,
+  };
+}
+
 export function codingEvaluationsService(repo: CodingEvaluationsRepo) {
+  const upsert = (auth: AuthContext, id: string, body: IngestCodingEvaluationRequest) =>
+    repo.upsert(auth.orgId, id, (stored) => evaluationFields(body, stored));
+
   return {
     listCodingEvaluations(auth: AuthContext, query: ListQuery) {
       return repo.list(
@@ -75,32 +126,12 @@ export function codingEvaluationsService(repo: CodingEvaluationsRepo) {
       );
     },
 
-    ingestCodingEvaluation(auth: AuthContext, body: IngestCodingEvaluationRequest) {
-      const now = new Date();
-      const em = body.em_evaluation ? emEvaluation(body.em_evaluation) : null;
-      const icd = body.icd_evaluation ? icdEvaluation(body.icd_evaluation) : null;
-      return repo.create({
-        id: newId(),
-        org_id: auth.orgId,
-        audit_id: body.audit_id ?? null,
-        status: body.status ?? "pending",
-        processed: body.processed ?? false,
-        needs_em_eval: body.needs_em_eval ?? true,
-        em_eval_created: em !== null,
-        needs_icd_eval: body.needs_icd_eval ?? true,
-        icd_eval_created: icd !== null,
-        marked_reviewed: body.marked_reviewed ?? false,
-        reviewed_by: body.reviewed_by ?? null,
-        archived: body.archived ?? false,
-        redacted: body.redacted ?? false,
-        cold: body.cold ?? false,
-        display_date: body.display_date ? new Date(`${body.display_date}T00:00:00.000Z`) : null,
-        ...(em && { em_evaluation: em }),
-        ...(icd && { icd_evaluation: icd }),
-        created_at: now,
-        updated_at: now,
-      });
+    /** POST: the server chooses the id. */
+    async ingestCodingEvaluation(auth: AuthContext, body: IngestCodingEvaluationRequest) {
+      return (await upsert(auth, newId(), body)).evaluation;
     },
+
+    upsertCodingEvaluation: upsert,
   };
 }
 

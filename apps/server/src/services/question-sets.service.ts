@@ -1,12 +1,17 @@
 import type { IngestQuestionSetRequest, operations } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../http/context.js";
 import { boolFilter, idsFilter, pageRequest } from "../http/pagination.js";
+import { NotFoundError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
+import { questionFieldsOf, setFieldsOf } from "./question-set-replacement.js";
 
 type ListQuery = NonNullable<operations["listQuestionSets"]["parameters"]["query"]>;
 
 export function questionSetsService(repo: QuestionSetsRepo) {
+  const upsert = (auth: AuthContext, id: string, body: IngestQuestionSetRequest) =>
+    repo.upsert(auth.orgId, id, { set: setFieldsOf(body), questions: questionFieldsOf(body), body });
+
   return {
     listQuestionSets(auth: AuthContext, query: ListQuery) {
       return repo.list(
@@ -22,35 +27,15 @@ export function questionSetsService(repo: QuestionSetsRepo) {
       );
     },
 
-    ingestQuestionSet(auth: AuthContext, body: IngestQuestionSetRequest) {
-      const id = newId();
-      const now = new Date();
-      return repo.create(
-        {
-          id,
-          org_id: auth.orgId,
-          set_name: body.set_name,
-          set_code: body.set_code,
-          type: body.type ?? null,
-          is_production: body.is_production ?? false,
-          allow_doc_upload: body.allow_doc_upload ?? false,
-          thresholds: body.thresholds ?? [],
-          created_at: now,
-          updated_at: now,
-        },
-        (body.questions ?? []).map((q, position) => ({
-          id: newId(),
-          org_id: auth.orgId,
-          question_set_id: id,
-          position,
-          query: q.query,
-          question_type: q.question_type ?? null,
-          severity: q.severity ?? null,
-          remediation: q.remediation ?? null,
-          created_at: now,
-          updated_at: now,
-        })),
-      );
+    /** POST: the server chooses the set id; otherwise the same rules as a PUT that creates. */
+    async ingestQuestionSet(auth: AuthContext, body: IngestQuestionSetRequest) {
+      return (await upsert(auth, newId(), body)).set;
+    },
+
+    upsertQuestionSet: upsert,
+
+    async deleteQuestionSet(auth: AuthContext, id: string): Promise<void> {
+      if (!(await repo.markDeleted(auth.orgId, id))) throw new NotFoundError("No question set with this id exists in your org.");
     },
   };
 }

@@ -31,7 +31,7 @@ describe("POST /v2/internal/question_sets", () => {
     ["a question without query", { set_name: "X", set_code: "X", questions: [{ severity: "high" }] }, "questions.0.query"],
     ["an unknown severity", { set_name: "X", set_code: "X", questions: [{ query: "q", severity: "urgent" }] }, "questions.0.severity"],
     ["a threshold above 100", { set_name: "X", set_code: "X", thresholds: [{ label: "pass", min_score: 101 }] }, "thresholds.0.min_score"],
-    ["an unknown field", { set_name: "X", set_code: "X", is_deleted: true }, "is_deleted"],
+    ["an unknown field", { set_name: "X", set_code: "X", deleted: true }, "deleted"],
   ])("when the body has %s, then 400 names %s", async (_label, body, name) => {
     const { api } = await server.newOrg();
     problemOf(await api.POST("/v2/internal/question_sets", { body: body as IngestQuestionSetRequest }), { status: 400, code: "VALIDATION_ERROR", name, location: "body" });
