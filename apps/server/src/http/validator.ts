@@ -31,7 +31,9 @@ export function contractValidator(specPath: string, validateResponses: boolean):
   const spec = withoutDiscriminatorMappings(parse(readFileSync(specPath, "utf8")));
   return OpenApiValidator.middleware({
     apiSpec: spec as Parameters<typeof OpenApiValidator.middleware>[0]["apiSpec"],
-    validateRequests: { allowUnknownQueryParameters: false, discriminator: true },
+    // every offending field in one problem (DESIGN §1), not only the first; bodies are size-capped
+    // before validation, which bounds the extra work ajv's allErrors mode does
+    validateRequests: { allowUnknownQueryParameters: false, discriminator: true, allErrors: true },
     validateResponses: validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
     validateFormats: true,
