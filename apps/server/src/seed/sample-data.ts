@@ -39,9 +39,11 @@ export function sampleQuestionSet(i: number, questionsPerSet = 8): IngestQuestio
       { label: "pass", min_score: 80 },
       { label: "needs_review", min_score: 60 },
     ],
+    // some retired data, so the is_deleted filter and the omitted deleted questions show in a demo
+    is_deleted: i % 6 === 5,
     questions: Array.from({ length: questionsPerSet }, (_, q) => {
       const [query, question_type, severity, remediation] = pick(QUESTIONS, q + i);
-      return { query, question_type, severity, remediation };
+      return { query, question_type, severity, remediation, is_deleted: i % 4 === 3 && q > 0 && q === questionsPerSet - 1 };
     }),
   };
 }
