@@ -35,6 +35,9 @@ const OPERATIONS: Operation[] = [
   { operationId: "listWebhookDeliveries", method: "GET", path: "/v2/webhook_deliveries", scope: "webhooks:read", okStatus: 200 },
   { operationId: "ingestQuestionSet", method: "POST", path: "/v2/internal/question_sets", scope: "internal:ingest", body: () => ({ set_name: "S", set_code: "S" }), okStatus: 201 },
   { operationId: "ingestCodingEvaluation", method: "POST", path: "/v2/internal/coding_evaluations", scope: "internal:ingest", body: () => ({}), okStatus: 201 },
+  { operationId: "upsertQuestionSet", method: "PUT", path: "/v2/internal/question_sets/{id}", scope: "internal:ingest", body: () => ({ set_name: "S", set_code: "S" }), okStatus: 201 },
+  { operationId: "deleteQuestionSet", method: "DELETE", path: "/v2/internal/question_sets/{id}", scope: "internal:ingest", okStatus: 404 },
+  { operationId: "upsertCodingEvaluation", method: "PUT", path: "/v2/internal/coding_evaluations/{id}", scope: "internal:ingest", body: () => ({}), okStatus: 201 },
   {
     operationId: "publishEvent",
     method: "POST",
