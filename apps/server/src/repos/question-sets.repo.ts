@@ -101,8 +101,15 @@ export function questionSetsRepo(prisma: PrismaClient) {
           if (creates.length) {
             await tx.question.createMany({ data: creates.map((q) => ({ ...q, org_id: orgId, question_set_id: id, created_at: now, updated_at: now })) });
           }
-          for (const { id: questionId, ...fields } of updates) {
-            await tx.question.update({ where: { id: questionId }, data: { ...fields, updated_at: now } });
+          // one statement for any number of changed questions, not one round trip each
+          if (updates.length) {
+            await tx.$executeRaw`
+              UPDATE questions AS q
+                 SET position = u.position, query = u.query, question_type = u.question_type, severity = u.severity,
+                     remediation = u.remediation, is_deleted = u.is_deleted, updated_at = ${now}
+                FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
+                     AS u(id uuid, position int, query text, question_type text, severity text, remediation text, is_deleted boolean)
+               WHERE q.id = u.id AND q.question_set_id = ${id}::uuid`;
           }
           return { set: await tx.questionSet.findUniqueOrThrow({ where: { id }, include: withQuestions }), created };
         }),
