@@ -10,7 +10,7 @@ import {
   type QuestionFields,
   type SetFields,
   type StoredQuestion,
-} from "../services/question-set-replacement.js";
+} from "./question-set-diff.js";
 import { listOrder, paginate, type PageRequest } from "./keyset.js";
 
 export interface QuestionSetFilters {

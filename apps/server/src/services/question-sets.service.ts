@@ -4,7 +4,7 @@ import { boolFilter, idsFilter, pageRequest } from "../http/pagination.js";
 import { NotFoundError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
-import { questionFieldsOf, setFieldsOf } from "./question-set-replacement.js";
+import { questionFieldsOf, setFieldsOf } from "../repos/question-set-diff.js";
 
 type ListQuery = NonNullable<operations["listQuestionSets"]["parameters"]["query"]>;
 
