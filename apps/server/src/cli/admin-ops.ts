@@ -80,15 +80,19 @@ async function existingOrg(services: Services, value: unknown): Promise<string> 
 
 const orgJson = (o: { id: string; name: string; created_at: Date }): OrgJson => ({ id: o.id, name: o.name, created_at: o.created_at.toISOString() });
 
+/** Also run on its own: a migrate command must not find the database already migrated by its opening. */
+export async function migrateOp(db: Database) {
+  const result = await migrate(db);
+  return { applied: result.applied, modified_after_apply: result.modifiedAfterApply };
+}
+
 /** Checks a request (from the CLI or the socket) and carries it out. */
 export async function runAdminOp(ctx: AdminContext, request: unknown): Promise<unknown> {
   const req = (request ?? {}) as Record<string, unknown>;
   const { services } = ctx;
   switch (req.op) {
-    case "migrate": {
-      const result = await migrate(ctx.db);
-      return { applied: result.applied, modified_after_apply: result.modifiedAfterApply };
-    }
+    case "migrate":
+      return migrateOp(ctx.db);
     case "orgs.create":
       return orgJson(await services.tokens.createOrg(text(req.name, "name")));
     case "orgs.list":

@@ -19,7 +19,8 @@ export interface AdminTarget {
 /** Commands that may start a new embedded database; the others need one that exists. */
 const MAY_CREATE = new Set<AdminRequest["op"]>(["migrate", "orgs.create"]);
 
-function describePostgres(url: string): string {
+function describe(url: string | undefined, dataDir: string): string {
+  if (!url) return `embedded database in ${dataDir}`;
   try {
     const u = new URL(url);
     return `PostgreSQL ${u.host}${u.pathname}`; // never the credentials
@@ -45,6 +46,11 @@ export async function openTarget(env: NodeJS.ProcessEnv, op: AdminRequest["op"])
       throw new UsageError(`no embedded database in ${dir}: start \`serve\` once (or run \`migrate\`), or set ARS_DATA_DIR / DATABASE_URL`);
     }
   }
+  if (op === "migrate") {
+    const [{ openDatabase }, { migrateOp }] = await Promise.all([import("../db/client.js"), import("./admin-ops.js")]);
+    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: dir });
+    return { description: describe(config.databaseUrl, dir), run: () => migrateOp(db), close: () => db.close() };
+  }
   const [{ createDeps }, { createLogger }, { runAdminOp }] = await Promise.all([
     import("../deps.js"),
     import("../lib/logger.js"),
@@ -52,7 +58,7 @@ export async function openTarget(env: NodeJS.ProcessEnv, op: AdminRequest["op"])
   ]);
   const deps = await createDeps(config, { logger: createLogger({ level: "warn", destination: process.stderr }) });
   return {
-    description: config.databaseUrl ? describePostgres(config.databaseUrl) : `embedded database in ${dir}`,
+    description: describe(config.databaseUrl, dir),
     run: (request) => runAdminOp(deps, request),
     close: () => deps.close(),
   };
