@@ -90,7 +90,15 @@ export function buildProgram(io: CliIo = processIo): Command {
       const { config } = server.deps;
       // The embedded database is this process's alone: other commands reach it through this socket.
       const admin = server.db.kind === "pglite" && !config.inMemory
-        ? await listenAdminSocket(adminSocketPath(config.dataDir), (request) => runAdminOp(server.deps, request), oneLine)
+        ? await listenAdminSocket(
+            adminSocketPath(config.dataDir),
+            (request) => {
+              // which command ran, never its arguments' secrets (requests carry none, answers may)
+              server.deps.logger.info({ op: (request as { op?: unknown } | null)?.op }, "admin command");
+              return runAdminOp(server.deps, request);
+            },
+            oneLine,
+          )
         : undefined;
       // before announcing the address: whoever reads it may signal us at once
       closeOnSignal(io, async () => {

@@ -1,7 +1,7 @@
 // The ars CLI, in process through its real command-line entry (runCli): fast, and every
 // command's real code path. The route through a running server uses the real admin socket and
 // lock file; the HTTP checks use the real server. serve-process.test.ts runs it all as processes.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -64,6 +64,7 @@ describe("the ars CLI while serve holds the embedded database (admin socket)", (
   });
 
   it("when a user creates an org, mints, lists, seeds and revokes, then each step does what it says and the token works against the server", async () => {
+    expect(statSync(socket.path).mode & 0o777).toBe(0o600); // no other local user may connect
     const created = await cli(["orgs", "create", "--name", "Acme"], env);
     expect(created.code).toBe(0);
     const org = created.stdout.trim();
