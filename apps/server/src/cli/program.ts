@@ -2,7 +2,7 @@
 // database is reachable (target.ts); heavy modules (Express, the validator, the delivery engine,
 // PGlite) are imported only by the commands that need them, so a command sent to a running
 // server starts in a fraction of a second.
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { ALL_SCOPES, PUBLIC_SCOPES } from "../services/tokens.service.js";
 import { scopeList, tokenId, type AdminRequest, type OrgJson, type TokenJson } from "./admin-ops.js";
 import { oneLine, UsageError } from "./errors.js";
@@ -163,7 +163,9 @@ export function buildProgram(io: CliIo = processIo): Command {
     .command("create")
     .description("mint a token for an org; prints it once (only its SHA-256 is stored)")
     .requiredOption("--org <id>", "org the token acts for")
-    .option("--scopes <list>", `comma-separated; known: ${ALL_SCOPES.join(", ")}`, parseScopes, [...PUBLIC_SCOPES])
+    .addOption(
+      new Option("--scopes <list>", `comma-separated; known: ${ALL_SCOPES.join(", ")}`).argParser(parseScopes).default([...PUBLIC_SCOPES], PUBLIC_SCOPES.join(",")),
+    )
     .option("--name <name>", "label shown by tokens list", "cli")
     .option("--json", "print {id, org_id, name, scopes, token}")
     .action((o: { org: string; scopes: string[]; name: string; json?: boolean }) =>

@@ -80,11 +80,16 @@ describe("the ars CLI while serve holds the embedded database (admin socket)", (
     expect(token).toMatch(/^ars_[A-Za-z0-9_-]{43}$/);
     expect(minted.stderr).toContain("shown only once");
 
+    const byDefault = JSON.parse((await cli(["tokens", "create", "--org", org, "--json"], env)).stdout) as { scopes: string[]; token: string };
+    expect(byDefault.scopes).toEqual(["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write"]);
+    expect((await h.raw("/v2/webhook_endpoints", { token: byDefault.token })).status).toBe(200);
+
     const listed = await cli(["tokens", "list", "--org", org], env);
     expect(listed.stdout).toContain("question_sets:read");
     expect(listed.stdout).toContain("active");
     expect(listed.stdout).not.toContain(token);
-    const [entry] = JSON.parse((await cli(["tokens", "list", "--org", org, "--json"], env)).stdout) as { id: string; revoked_at: string | null }[];
+    const entries = JSON.parse((await cli(["tokens", "list", "--org", org, "--json"], env)).stdout) as { id: string; scopes: string[]; revoked_at: string | null }[];
+    const entry = entries.find((t) => t.scopes.join() === "question_sets:read");
     expect(entry).toMatchObject({ revoked_at: null });
 
     expect((await cli(["seed", "--org", org, "--question-sets", "3", "--coding-evaluations", "2"], env)).stdout.trim()).toBe("seeded 5 rows");
