@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { defaultDataDir } from "./lib/paths.js";
 import { DEFAULT_JITTER, DEFAULT_MIN_BACKOFF_MS, DEFAULT_SCHEDULE_MS } from "./delivery/retry-schedule.js";
 
 /** Everything the process can be told, validated once at start-up. */
@@ -110,7 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.ARS_HOST ?? "127.0.0.1",
     port: int(env, "PORT", 3000),
     databaseUrl,
-    dataDir: resolve(env.ARS_DATA_DIR ?? ".data"),
+    dataDir: defaultDataDir(env),
     inMemory: false,
     encryptionKey: env.ARS_ENCRYPTION_KEY || undefined,
     logLevel: env.ARS_LOG_LEVEL ?? "info",

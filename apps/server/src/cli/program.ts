@@ -1,41 +1,52 @@
-import { Command, InvalidArgumentError } from "commander";
-import { loadConfig } from "../config.js";
-import { createDeps, type Deps } from "../deps.js";
-import { migrate } from "../db/migrate.js";
-import { createLogger } from "../lib/logger.js";
-import { seedOrg } from "../seed/seed-org.js";
-import { startServer } from "../server.js";
-import { startWorker } from "../worker.js";
+// The `ars` command line. Database commands are requests (admin-ops.ts) run wherever the
+// database is reachable (target.ts); heavy modules (Express, the validator, the delivery engine,
+// PGlite) are imported only by the commands that need them, so a command sent to a running
+// server starts in a fraction of a second.
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { ALL_SCOPES, PUBLIC_SCOPES } from "../services/tokens.service.js";
-import { bootstrapDemo } from "./bootstrap.js";
+import { scopeList, tokenId, type AdminRequest, type OrgJson, type TokenJson } from "./admin-ops.js";
+import { oneLine, UsageError } from "./errors.js";
+import { openTarget, type AdminTarget } from "./target.js";
 
-const print = (text: string) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-
-const count = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a whole number");
-  return n;
-};
-
-/** Short-lived commands share one shape: open, do, close (logs to stderr, results to stdout). */
-async function withDeps<T>(fn: (deps: Deps) => Promise<T>): Promise<T> {
-  const config = { ...loadConfig(), dispatcher: false };
-  const deps = await createDeps(config, { logger: createLogger({ level: "warn", destination: process.stderr }) });
-  try {
-    return await fn(deps);
-  } finally {
-    await deps.close();
-  }
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+  /** Where database commands run; by default found from the environment (see target.ts). */
+  openTarget?: (op: AdminRequest["op"]) => Promise<AdminTarget>;
 }
 
+export const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+const line = (text: string) => (text.endsWith("\n") ? text : `${text}\n`);
+
+/** commander parsers: a malformed value is a one-line error before any database work. */
+const wholeNumber = (v: string) => {
+  if (!/^\d{1,7}$/.test(v)) throw new InvalidArgumentError("must be a whole number");
+  return Number(v);
+};
+const asUsage = <T>(check: (v: string) => T) => (v: string) => {
+  try {
+    return check(v);
+  } catch (err) {
+    throw new InvalidArgumentError(oneLine(err));
+  }
+};
+const parseScopes = asUsage((v) => scopeList(v.split(",").map((s) => s.trim()).filter(Boolean)));
+const parseTokenId = asUsage(tokenId);
+
 /** Stops on SIGTERM/SIGINT: no new connections, in-flight work finishes, then exit. */
-function closeOnSignal(close: () => Promise<void>) {
+function closeOnSignal(io: CliIo, close: () => Promise<void>) {
   const stop = (signal: string) => {
-    process.stderr.write(`${signal}: shutting down\n`);
+    io.stderr(`${signal}: shutting down\n`);
     close().then(
       () => process.exit(0),
       (err) => {
-        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        io.stderr(`shutdown failed: ${oneLine(err)}\n`);
         process.exit(1);
       },
     );
@@ -44,115 +55,173 @@ function closeOnSignal(close: () => Promise<void>) {
   process.once("SIGINT", () => stop("SIGINT"));
 }
 
-export function buildProgram(): Command {
+export function buildProgram(io: CliIo = processIo): Command {
   const program = new Command("ars")
     .description("Audit Review Service: API server, webhook delivery engine and administration")
-    .showHelpAfterError();
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr, outputError: (text, write) => write(line(text.trim())) });
+
+  /** Runs one request where the database is, says where on stderr, prints the answer. */
+  async function execute<T>(request: AdminRequest, json: boolean | undefined, print: (result: T) => void) {
+    const target = await (io.openTarget ?? ((op) => openTarget(io.env, op)))(request.op);
+    io.stderr(`ars: using the ${target.description}\n`);
+    try {
+      const result = (await target.run(request)) as T;
+      if (json) io.stdout(`${JSON.stringify(result)}\n`);
+      else print(result);
+    } finally {
+      await target.close();
+    }
+  }
 
   program
     .command("serve")
     .description("run the API (and the delivery engine unless ARS_DISPATCHER=false); migrates and bootstraps the embedded database")
-    .action(async () => {
+    .option("--json", "print the start-up summary as one JSON line")
+    .action(async (o: { json?: boolean }) => {
+      const [{ startServer }, boot, { listenAdminSocket }, { adminSocketPath }, { runAdminOp }] = await Promise.all([
+        import("../server.js"),
+        import("./bootstrap.js"),
+        import("../db/admin-socket.js"),
+        import("../db/embedded-lock.js"),
+        import("./admin-ops.js"),
+      ]);
       const server = await startServer({ migrate: true });
+      const { config } = server.deps;
+      // The embedded database is this process's alone: other commands reach it through this socket.
+      const admin = server.db.kind === "pglite" && !config.inMemory
+        ? await listenAdminSocket(
+            adminSocketPath(config.dataDir),
+            (request) => {
+              // which command ran, never its arguments' secrets (requests carry none, answers may)
+              server.deps.logger.info({ op: (request as { op?: unknown } | null)?.op }, "admin command");
+              return runAdminOp(server.deps, request);
+            },
+            oneLine,
+          )
+        : undefined;
       // before announcing the address: whoever reads it may signal us at once
-      closeOnSignal(server.close);
-      await bootstrapDemo(server.deps, print);
-      server.deps.logger.info({ url: server.url, database: server.db.kind, dispatcher: server.deps.config.dispatcher }, "listening");
-      print(`Audit Review Service listening on ${server.url} (${server.db.kind === "pglite" ? `embedded database in ${server.deps.config.dataDir}` : "PostgreSQL"})`);
+      closeOnSignal(io, async () => {
+        await admin?.close();
+        await server.close();
+      });
+      const demo = await boot.bootstrapDemo(server.deps);
+      const mint = demo ? null : await boot.mintCommand(server.deps, boot.cliInvocation(io.env));
+      const database = server.db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL";
+      server.deps.logger.info({ url: server.url, database: server.db.kind, dispatcher: config.dispatcher }, "listening");
+      if (o.json) {
+        io.stdout(`${JSON.stringify({ url: server.url, database: server.db.kind, data_dir: server.db.kind === "pglite" ? config.dataDir : null, admin_socket: admin?.path ?? null, demo: demo && { org_id: demo.orgId, token: demo.token }, mint_command: mint })}\n`);
+        return;
+      }
+      if (demo) io.stdout(line(boot.demoMessage(demo, server.port)));
+      else if (mint) io.stdout(line(`To mint a token: ${mint}`));
+      io.stdout(line(`Audit Review Service listening on ${server.url} (${database})`));
     });
 
   program
     .command("worker")
     .description("run only the delivery engine (scale out: any number of workers on one PostgreSQL)")
-    .action(async () => {
+    .option("--json", "print the start-up notice as JSON")
+    .action(async (o: { json?: boolean }) => {
+      const { startWorker } = await import("../worker.js");
       const worker = await startWorker({});
-      closeOnSignal(worker.close);
-      print("delivery worker running");
+      closeOnSignal(io, worker.close);
+      io.stdout(o.json ? `${JSON.stringify({ worker: "running" })}\n` : "delivery worker running\n");
     });
 
   program
     .command("migrate")
     .description("apply pending SQL migrations (DATABASE_URL, or the embedded database)")
-    .action(async () => {
-      const config = { ...loadConfig(), dispatcher: false };
-      const { openDatabase } = await import("../db/client.js");
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-      try {
-        const result = await migrate(db);
-        print(result.applied.length ? `applied: ${result.applied.join(", ")}` : "database is up to date");
-      } finally {
-        await db.close();
-      }
-    });
+    .option("--json", "print {applied, modified_after_apply}")
+    .action((o: { json?: boolean }) =>
+      execute<{ applied: string[] }>({ op: "migrate" }, o.json, (r) =>
+        io.stdout(line(r.applied.length ? `applied: ${r.applied.join(", ")}` : "database is up to date")),
+      ),
+    );
 
-  const orgs = program.command("orgs").description("manage orgs");
+  const orgs = program.command("orgs").description("create and list orgs");
   orgs
     .command("create")
+    .description("create an org; prints its id")
     .requiredOption("--name <name>", "display name")
-    .action(({ name }: { name: string }) =>
-      withDeps(async (deps) => {
-        const org = await deps.services.tokens.createOrg(name);
-        print(org.id);
+    .option("--json", "print the org as JSON")
+    .action((o: { name: string; json?: boolean }) =>
+      execute<OrgJson>({ op: "orgs.create", name: o.name }, o.json, (org) => io.stdout(line(org.id))),
+    );
+  orgs
+    .command("list")
+    .description("list orgs: id, name, created_at (tab-separated)")
+    .option("--json", "print a JSON array")
+    .action((o: { json?: boolean }) =>
+      execute<OrgJson[]>({ op: "orgs.list" }, o.json, (list) => {
+        for (const org of list) io.stdout(line(`${org.id}\t${org.name}\t${org.created_at}`));
       }),
     );
-  orgs.command("list").action(() =>
-    withDeps(async (deps) => {
-      for (const o of await deps.services.tokens.listOrgs()) print(`${o.id}\t${o.name}\t${o.created_at.toISOString()}`);
-    }),
-  );
 
   const tokens = program.command("tokens").description("mint, list and revoke API tokens");
   tokens
     .command("create")
+    .description("mint a token for an org; prints it once (only its SHA-256 is stored)")
     .requiredOption("--org <id>", "org the token acts for")
-    .option("--scopes <list>", `comma-separated; known: ${ALL_SCOPES.join(", ")}`, PUBLIC_SCOPES.join(","))
+    .addOption(
+      new Option("--scopes <list>", `comma-separated; known: ${ALL_SCOPES.join(", ")}`).argParser(parseScopes).default([...PUBLIC_SCOPES], PUBLIC_SCOPES.join(",")),
+    )
     .option("--name <name>", "label shown by tokens list", "cli")
-    .action((o: { org: string; scopes: string; name: string }) =>
-      withDeps(async (deps) => {
-        const scopes = o.scopes.split(",").map((s) => s.trim()).filter(Boolean);
-        const { id, token } = await deps.services.tokens.createToken(o.org, scopes, o.name);
-        process.stderr.write(`token ${id} created; it is shown only once:\n`);
-        print(token);
+    .option("--json", "print {id, org_id, name, scopes, token}")
+    .action((o: { org: string; scopes: string[]; name: string; json?: boolean }) =>
+      execute<{ id: string; token: string }>({ op: "tokens.create", org: o.org, scopes: o.scopes, name: o.name }, o.json, (t) => {
+        io.stderr(`token ${t.id} created; it is shown only once:\n`);
+        io.stdout(line(t.token));
       }),
     );
   tokens
     .command("list")
+    .description("list tokens (never the tokens themselves): id, org, name, scopes, created_at, state")
     .option("--org <id>", "only this org's tokens")
-    .action((o: { org?: string }) =>
-      withDeps(async (deps) => {
-        for (const t of await deps.services.tokens.list(o.org)) {
-          print([t.id, t.org_id, t.name, t.scopes.join(","), t.created_at.toISOString(), t.revoked_at ? `revoked ${t.revoked_at.toISOString()}` : "active"].join("\t"));
+    .option("--json", "print a JSON array")
+    .action((o: { org?: string; json?: boolean }) =>
+      execute<TokenJson[]>({ op: "tokens.list", org: o.org }, o.json, (list) => {
+        for (const t of list) {
+          io.stdout(line([t.id, t.org_id, t.name, t.scopes.join(","), t.created_at, t.revoked_at ? `revoked ${t.revoked_at}` : "active"].join("\t")));
         }
       }),
     );
   tokens
     .command("revoke")
-    .argument("<id>", "token id (from tokens list)")
-    .action((id: string) =>
-      withDeps(async (deps) => {
-        if (!(await deps.services.tokens.revoke(id))) throw new Error(`no active token with id ${id}`);
-        print(`revoked ${id}`);
-      }),
+    .description("revoke a token at once")
+    .argument("<id>", "token id (from tokens list)", parseTokenId)
+    .option("--json", "print {id, revoked}")
+    .action((id: string, o: { json?: boolean }) =>
+      execute<{ id: string }>({ op: "tokens.revoke", id }, o.json, (r) => io.stdout(line(`revoked ${r.id}`))),
     );
 
   program
     .command("seed")
     .description("add sample question sets and coding evaluations to an org")
     .requiredOption("--org <id>", "org to seed")
-    .option("--question-sets <n>", "question sets", count, 12)
-    .option("--questions-per-set <n>", "questions per set", count, 8)
-    .option("--coding-evaluations <n>", "coding evaluations", count, 40)
-    .action((o: { org: string; questionSets: number; questionsPerSet: number; codingEvaluations: number }) =>
-      withDeps(async (deps) => {
-        const n = await seedOrg(
-          deps.services,
-          o.org,
-          { questionSets: o.questionSets, questionsPerSet: o.questionsPerSet, codingEvaluations: o.codingEvaluations },
-          (done) => process.stderr.write(`${done} rows\n`),
-        );
-        print(`seeded ${n} rows`);
-      }),
+    .option("--question-sets <n>", "question sets", wholeNumber, 12)
+    .option("--questions-per-set <n>", "questions per set", wholeNumber, 8)
+    .option("--coding-evaluations <n>", "coding evaluations", wholeNumber, 40)
+    .option("--json", "print {org_id, rows}")
+    .action((o: { org: string; questionSets: number; questionsPerSet: number; codingEvaluations: number; json?: boolean }) =>
+      execute<{ rows: number }>(
+        { op: "seed", org: o.org, volume: { questionSets: o.questionSets, questionsPerSet: o.questionsPerSet, codingEvaluations: o.codingEvaluations } },
+        o.json,
+        (r) => io.stdout(line(`seeded ${r.rows} rows`)),
+      ),
     );
 
   return program;
+}
+
+/** Runs the command line; resolves to the exit code (long-running roles keep the process alive). */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    io.stderr(`error: ${err instanceof UsageError ? err.message : oneLine(err)}\n`);
+    return 1;
+  }
 }

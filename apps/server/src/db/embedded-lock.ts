@@ -1,6 +1,20 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
+/** The running server's admin socket: how commands reach a database the server holds. */
+export const adminSocketPath = (dataDir: string): string => join(dataDir, "ars.sock");
+
+/** The live process holding the data directory's lock, if any (a stale lock counts as none). */
+export function lockOwner(dataDir: string): number | undefined {
+  let owner: number;
+  try {
+    owner = Number(readFileSync(join(dataDir, "ars.lock"), "utf8"));
+  } catch {
+    return undefined;
+  }
+  return Number.isInteger(owner) && owner > 0 && isAlive(owner) ? owner : undefined;
+}
+
 /**
  * PGlite is one process's database: a second process opening the same directory (say `ars
  * tokens revoke` while `ars serve` runs) would not be seen by the first and can corrupt it. The
@@ -25,7 +39,7 @@ export function lockDataDir(dataDir: string): () => void {
       const owner = Number(readFileSync(path, "utf8"));
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
         throw new Error(
-          `the embedded database in ${dataDir} is in use by process ${owner}; stop it first (commands cannot share an embedded database with a running server), or use PostgreSQL (DATABASE_URL)`,
+          `the embedded database in ${dataDir} is in use by process ${owner}; CLI commands reach it through a running \`serve\` (its admin socket), other roles need PostgreSQL (DATABASE_URL)`,
         );
       }
       unlinkSync(path);

@@ -15,6 +15,8 @@ export const DEMO_VOLUME: SeedVolume = { questionSets: 12, questionsPerSet: 8, c
  * Millions of rows are the benchmark seeder's job (bench/seed.mjs, in SQL).
  */
 export async function seedOrg(services: Services, orgId: string, volume: SeedVolume, onProgress?: (done: number) => void) {
+  // Rows would otherwise be written for an org that does not exist, reachable by no token.
+  if (!(await services.tokens.findOrg(orgId))) throw new Error(`no org with id ${orgId}`);
   const auth: AuthContext = { orgId, tokenId: "seed", scopes: ["internal:ingest"] };
   let done = 0;
   for (let i = 0; i < volume.questionSets; i++) {

@@ -37,6 +37,7 @@ export function tokensService(repo: TokensRepo) {
 
     list: (orgId?: string) => repo.list(orgId),
     revoke: (id: string) => repo.revoke(id),
+    findOrg: (id: string) => repo.findOrg(id),
     listOrgs: () => repo.listOrgs(),
     countOrgs: () => repo.countOrgs(),
   };
