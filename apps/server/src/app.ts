@@ -2,6 +2,7 @@ import express, { type Express } from "express";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
 import { authenticate } from "./http/auth.js";
+import { docsRoutes } from "./http/docs.js";
 import type { OperationIndex } from "./http/operations.js";
 import { notFound, problemHandler } from "./http/problem.js";
 import { rateLimiter } from "./http/rate-limit.js";
@@ -21,14 +22,16 @@ export interface AppDeps {
   operations: OperationIndex;
   logger: Logger;
   specPath: string;
+  docsDir: string;
   validateResponses: boolean;
   bodyLimitBytes: number;
   rateLimitPerMinute: number;
 }
 
 /**
- * The HTTP app, without listening. Order matters: request id → access log → health → auth
- * (before any resource work) → rate limit → body → contract validation → routes → problems.
+ * The HTTP app, without listening. Order matters: request id → access log → auth (before any
+ * resource work; the contract's `security: []` operations pass) → rate limit → body → contract
+ * validation → routes (health, docs and spec first) → problems.
  */
 export function buildApp(d: AppDeps): Express {
   const app = express();
@@ -39,6 +42,13 @@ export function buildApp(d: AppDeps): Express {
   app.set("case sensitive routing", true);
   app.use(requestId);
   app.use(accessLog(d.logger));
+  app.get("/", (_req, res) => {
+    res.redirect(302, "/docs");
+  });
+  app.use(authenticate(d.operations, d.services.tokens.verify));
+  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
+  app.use(express.json({ limit: d.bodyLimitBytes, type: ["application/json", "application/*+json"] }));
+  app.use(contractValidator(d.specPath, d.validateResponses));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -50,10 +60,7 @@ export function buildApp(d: AppDeps): Express {
       res.status(503).json({ status: "database unreachable" });
     }
   });
-  app.use(authenticate(d.operations, d.services.tokens.verify));
-  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
-  app.use(express.json({ limit: d.bodyLimitBytes, type: ["application/json", "application/*+json"] }));
-  app.use(contractValidator(d.specPath, d.validateResponses));
+  app.use(docsRoutes(d.docsDir));
   app.use(questionSetsRoutes(d.services.questionSets));
   app.use(codingEvaluationsRoutes(d.services.codingEvaluations));
   app.use(webhookEndpointsRoutes(d.services.webhookEndpoints));

@@ -5,7 +5,7 @@ import { buildApp } from "./app.js";
 import { DEFAULT_DELIVERY, loadConfig, type Config, type DeliveryConfig } from "./config.js";
 import { createDeps, type Deps, type DepsOverrides } from "./deps.js";
 import { loadOperations } from "./http/operations.js";
-import { SPEC_PATH } from "./lib/paths.js";
+import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 
 export interface StartServerOptions extends Partial<Omit<Config, "delivery">>, DepsOverrides {
   delivery?: Partial<DeliveryConfig>;
@@ -47,6 +47,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     operations: loadOperations(SPEC_PATH),
     logger: deps.logger,
     specPath: SPEC_PATH,
+    docsDir: DOCS_DIR,
     validateResponses: config.validateResponses,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,

@@ -1,12 +1,14 @@
 // Regenerates everything derived from openapi/openapi.yaml: the public bundle (x-internal
-// operations stripped) as YAML and JSON, and the TypeScript types of both the public and the
-// full (internal-included) contract. `--check` fails when committed types are stale.
+// operations stripped, shaped for other-language generators: public-bundle.mjs) as YAML and
+// JSON, and the TypeScript types of both the public and the full (internal-included) contract,
+// from the unshaped bundle. `--check` fails when committed types are stale.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
+import { shapeForGenerators } from "./public-bundle.mjs";
 
 const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const root = resolve(pkgDir, "../..");
@@ -17,9 +19,14 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, env, stdio: ["ig
 
 const bundleDir = join(root, "openapi/dist");
 mkdirSync(bundleDir, { recursive: true });
-const publicYaml = join(bundleDir, "openapi.public.yaml");
+// openapi-typescript reads redocly.yaml from its cwd; run it from an empty folder so the
+// project's multi-API lint config does not apply to type generation.
+const cwd = mkdtempSync(join(tmpdir(), "ars-ots-"));
+const publicYaml = join(cwd, "openapi.public.yaml");
 run(bin("redocly"), ["bundle", "public@v2", "-o", publicYaml]);
-writeFileSync(join(bundleDir, "openapi.public.json"), JSON.stringify(parse(readFileSync(publicYaml, "utf8")), null, 2) + "\n");
+const shaped = shapeForGenerators(parse(readFileSync(publicYaml, "utf8")));
+writeFileSync(join(bundleDir, "openapi.public.yaml"), stringify(shaped, { lineWidth: 0, aliasDuplicateObjects: false }));
+writeFileSync(join(bundleDir, "openapi.public.json"), JSON.stringify(shaped, null, 2) + "\n");
 
 const outDir = join(pkgDir, "src/generated");
 mkdirSync(outDir, { recursive: true });
@@ -27,9 +34,6 @@ const targets = [
   { input: publicYaml, output: join(outDir, "public.ts") },
   { input: join(root, "openapi/openapi.yaml"), output: join(outDir, "full.ts") },
 ];
-// openapi-typescript reads redocly.yaml from its cwd; run it from an empty folder so the
-// project's multi-API lint config does not apply to type generation.
-const cwd = mkdtempSync(join(tmpdir(), "ars-ots-"));
 let stale = false;
 for (const { input, output } of targets) {
   const args = [input, "-o", output, "--root-types", "--root-types-no-schema-prefix", "--alphabetize", "--default-non-nullable", "false"];

@@ -98,9 +98,22 @@ describe("the contract's own rules", () => {
   it("when any operation is read, then it states its required scope and its 400/401/403/500 answers", () => {
     for (const item of Object.values<Record<string, Record<string, unknown>>>(spec.paths)) {
       for (const op of Object.values(item)) {
+        if (op.tags && (op.tags as string[]).includes("Service")) continue; // tokenless: next test
         expect(op["x-required-scopes"], String(op.operationId)).toHaveLength(1);
         expect(Object.keys(op.responses as object), String(op.operationId)).toEqual(expect.arrayContaining(["400", "401", "403", "500"]));
       }
+    }
+  });
+
+  it("when a Service operation (health, docs, spec) is read, then it needs no token, no scope, and states its 400", () => {
+    const service = Object.entries<Record<string, Record<string, unknown>>>(spec.paths).flatMap(([path, item]) =>
+      Object.values(item).filter((op) => (op.tags as string[] | undefined)?.includes("Service")).map((op) => ({ path, op })),
+    );
+    expect(service.map((s) => s.path).sort()).toEqual(["/docs", "/healthz", "/openapi.json", "/openapi.yaml", "/readyz"]);
+    for (const { op } of service) {
+      expect(op.security, String(op.operationId)).toEqual([]);
+      expect(op["x-required-scopes"], String(op.operationId)).toEqual([]);
+      expect(Object.keys(op.responses as object), String(op.operationId)).toEqual(expect.arrayContaining(["200", "400"]));
     }
   });
 
@@ -108,6 +121,16 @@ describe("the contract's own rules", () => {
     const bundle = parse(readFileSync(join(root, "openapi/dist/openapi.public.yaml"), "utf8"));
     expect(Object.keys(bundle.paths).filter((p) => p.includes("/internal/"))).toEqual([]);
     expect(JSON.stringify(bundle)).not.toContain('"x-internal":true');
-    expect(Object.keys(bundle.paths).sort()).toEqual(["/v2/coding_evaluations", "/v2/question_sets", "/v2/webhook_deliveries", "/v2/webhook_endpoints"]);
+    expect(Object.keys(bundle.paths).sort()).toEqual([
+      "/docs",
+      "/healthz",
+      "/openapi.json",
+      "/openapi.yaml",
+      "/readyz",
+      "/v2/coding_evaluations",
+      "/v2/question_sets",
+      "/v2/webhook_deliveries",
+      "/v2/webhook_endpoints",
+    ]);
   });
 });

@@ -10,12 +10,13 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 
 /**
  * Authenticates and authorizes every contract operation before any other work: the token
- * decides the org, the contract decides the scope. Unknown routes pass through to the 404.
+ * decides the org, the contract decides the scope. Unknown routes pass through to the 404, and
+ * operations the contract declares with `security: []` pass without a token.
  */
 export function authenticate(operations: OperationIndex, verify: TokenVerifier): RequestHandler {
   return async (req, _res, next) => {
     const op = operations.match(req.method, req.path);
-    if (!op) return next();
+    if (!op || op.public) return next();
     req.operationId = op.operationId;
     const match = BEARER.exec(req.get("authorization") ?? "");
     const auth = match ? await verify(match[1]!) : null;

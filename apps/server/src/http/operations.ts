@@ -11,12 +11,15 @@ export interface OperationInfo {
   path: string;
   requiredScopes: readonly string[];
   internal: boolean;
+  /** `security: []`: no token (health, docs, the spec itself). */
+  public: boolean;
 }
 
 interface RawOperation {
   operationId?: string;
   "x-required-scopes"?: string[];
   "x-internal"?: boolean;
+  security?: unknown[];
 }
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -43,6 +46,7 @@ export function loadOperations(specPath: string): OperationIndex {
           path,
           requiredScopes: raw["x-required-scopes"],
           internal: raw["x-internal"] === true,
+          public: Array.isArray(raw.security) && raw.security.length === 0,
         },
       });
     }

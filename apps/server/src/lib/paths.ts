@@ -24,3 +24,10 @@ export function defaultDataDir(env: Record<string, string | undefined> = process
     dir = parent;
   }
 }
+
+/**
+ * The rendered reference and the public bundle, built once by `npm run docs` (the api-types
+ * package's generate task) into openapi/dist; found relative to this file, so the server finds
+ * them wherever it is started from.
+ */
+export const DOCS_DIR = process.env.ARS_DOCS_DIR ?? fileURLToPath(new URL("../../../../openapi/dist/", import.meta.url));

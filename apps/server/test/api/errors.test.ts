@@ -14,7 +14,7 @@ const GENERATED_ID = /^req_[0-9a-f]{24}$/;
 const json = { "content-type": "application/json" };
 
 describe("problem responses", () => {
-  it.each([["/v2/nope"], ["/"], ["/v3/question_sets"], ["/v2/question_sets/0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61"], ["/V2/question_sets"], ["/v2/QUESTION_SETS"]])(
+  it.each([["/v2/nope"], ["/v3/question_sets"], ["/v2/question_sets/0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61"], ["/V2/question_sets"], ["/v2/QUESTION_SETS"]])(
     "when %s is requested, then 404 NOT_FOUND as problem+json, with or without a token",
     async (path) => {
       const { token } = await server.newOrg();

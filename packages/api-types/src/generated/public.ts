@@ -4,6 +4,107 @@
  */
 
 export interface paths {
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This reference
+         * @description This API reference as one self-contained HTML page (it loads nothing from the network).
+         *     `GET /` redirects here. No token needed.
+         */
+        get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness
+         * @description Answers `200` while the process serves HTTP; it does not touch the database. No token needed.
+         */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contract as JSON
+         * @description The public OpenAPI 3.0.3 document (internal operations removed), as JSON. Generate clients from it. No token needed.
+         */
+        get: operations["getOpenApiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contract as YAML
+         * @description The public OpenAPI 3.0.3 document (internal operations removed), as YAML. No token needed.
+         */
+        get: operations["getOpenApiYaml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description Answers `200` when the database answers a query, `503` otherwise. No token needed.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/coding_evaluations": {
         parameters: {
             query?: never;
@@ -476,7 +577,30 @@ export interface components {
          * @description A page of coding evaluations.
          * @example {
          *       "object": "list",
-         *       "data": [],
+         *       "data": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f50",
+         *           "object": "coding_evaluation",
+         *           "org_id": "0193a5b2-0000-7000-8000-00000000a001",
+         *           "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *           "status": "pending",
+         *           "processed": false,
+         *           "needs_em_eval": true,
+         *           "em_eval_created": false,
+         *           "needs_icd_eval": true,
+         *           "icd_eval_created": false,
+         *           "marked_reviewed": false,
+         *           "reviewed_by": null,
+         *           "archived": false,
+         *           "redacted": false,
+         *           "cold": false,
+         *           "display_date": "2026-11-20",
+         *           "em_evaluation": null,
+         *           "icd_evaluation": null,
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ],
          *       "has_more": false
          *     }
          */
@@ -1057,9 +1181,39 @@ export interface components {
          * @description A page of question sets.
          * @example {
          *       "object": "list",
-         *       "data": [],
+         *       "data": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *           "object": "question_set",
+         *           "org_id": "0193a5b2-0000-7000-8000-00000000a001",
+         *           "set_name": "ED documentation review",
+         *           "set_code": "ED-DOC-01",
+         *           "type": "compliance",
+         *           "is_production": true,
+         *           "is_deleted": false,
+         *           "allow_doc_upload": true,
+         *           "thresholds": [
+         *             {
+         *               "label": "pass",
+         *               "min_score": 80
+         *             }
+         *           ],
+         *           "questions": [
+         *             {
+         *               "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *               "object": "question",
+         *               "query": "Is the patient's chief complaint documented?",
+         *               "question_type": "yes_no",
+         *               "severity": "high",
+         *               "remediation": "Document the chief complaint in the HPI section."
+         *             }
+         *           ],
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ],
          *       "has_more": false,
-         *       "total_count": 0
+         *       "total_count": 1
          *     }
          */
         QuestionSetList: {
@@ -1106,6 +1260,19 @@ export interface components {
          * @enum {string}
          */
         ResultFormat: "normalized" | "raw";
+        /**
+         * @description The answer of `/healthz` and `/readyz`.
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
+        ServiceStatus: {
+            /**
+             * @description `ok` (alive), `ready` (database answers) or `database unreachable`.
+             * @example ok
+             */
+            status: string;
+        };
         /**
          * @description How serious a failed answer is.
          * @example high
@@ -1224,7 +1391,29 @@ export interface components {
          * @description A page of webhook deliveries.
          * @example {
          *       "object": "list",
-         *       "data": [],
+         *       "data": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fb0",
+         *           "object": "webhook_delivery",
+         *           "org_id": "0193a5b2-0000-7000-8000-00000000a001",
+         *           "endpoint_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+         *           "event_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *           "event_type": "audit.completed",
+         *           "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *           "is_test": false,
+         *           "status": "retrying",
+         *           "attempt_count": 1,
+         *           "next_attempt_at": "2026-11-21T09:30:05.000Z",
+         *           "last_response_status": null,
+         *           "last_error": {
+         *             "code": "connection_error",
+         *             "message": "connection refused"
+         *           },
+         *           "delivered_at": null,
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.120Z"
+         *         }
+         *       ],
          *       "has_more": false
          *     }
          */
@@ -1379,7 +1568,50 @@ export interface components {
          * @description A page of webhook endpoints (never with secrets).
          * @example {
          *       "object": "list",
-         *       "data": [],
+         *       "data": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+         *           "object": "webhook_endpoint",
+         *           "org_id": "0193a5b2-0000-7000-8000-00000000a001",
+         *           "url": "https://hooks.example-receiver.com/audit-review",
+         *           "description": "Compliance team receiver",
+         *           "status": "enabled",
+         *           "disabled_reason": null,
+         *           "disabled_at": null,
+         *           "event_types": [
+         *             "audit.completed"
+         *           ],
+         *           "filters": {
+         *             "question_set_ids": [],
+         *             "audit_results": "all"
+         *           },
+         *           "payload": {
+         *             "format": "standard_v1",
+         *             "fields": [
+         *               "data.documentId",
+         *               "data.result",
+         *               "responses",
+         *               "responses.query",
+         *               "responses.answer",
+         *               "responses.context"
+         *             ],
+         *             "result_format": "normalized",
+         *             "responses_filter": "all",
+         *             "include_informational_questions": false
+         *           },
+         *           "authentication": {
+         *             "type": "none"
+         *           },
+         *           "signing": {
+         *             "secret_hint": "whsec_…a1b2",
+         *             "legacy_signature": false,
+         *             "previous_secret_expires_at": null
+         *           },
+         *           "failing_since": null,
+         *           "created_at": "2026-11-21T09:30:00.000Z",
+         *           "updated_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ],
          *       "has_more": false
          *     }
          */
@@ -1615,6 +1847,33 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A query parameter is not accepted (`VALIDATION_ERROR`); this operation takes none. */
+        QueryBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "title": "Invalid request",
+                 *       "status": 400,
+                 *       "detail": "Unknown query parameter: verbose",
+                 *       "code": "VALIDATION_ERROR",
+                 *       "request_id": "req_0193a5b27c4e7a109d2f3b1c",
+                 *       "errors": [
+                 *         {
+                 *           "location": "query",
+                 *           "name": "verbose",
+                 *           "message": "Unknown query parameter"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Too many requests for this token (`RATE_LIMITED`); wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
@@ -1741,6 +2000,7 @@ export type QuestionSetType = components['schemas']['QuestionSetType'];
 export type QuestionType = components['schemas']['QuestionType'];
 export type ResponsesFilter = components['schemas']['ResponsesFilter'];
 export type ResultFormat = components['schemas']['ResultFormat'];
+export type ServiceStatus = components['schemas']['ServiceStatus'];
 export type Severity = components['schemas']['Severity'];
 export type Threshold = components['schemas']['Threshold'];
 export type Timestamp = components['schemas']['Timestamp'];
@@ -1762,6 +2022,7 @@ export type ResponseInsufficientScope = components['responses']['InsufficientSco
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseListBadRequest = components['responses']['ListBadRequest'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
+export type ResponseQueryBadRequest = components['responses']['QueryBadRequest'];
 export type ResponseRateLimited = components['responses']['RateLimited'];
 export type ResponseUnauthenticated = components['responses']['Unauthenticated'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
@@ -1775,6 +2036,154 @@ export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderWwwAuthenticate = components['headers']['WwwAuthenticate'];
 export type $defs = Record<string, never>;
 export interface operations {
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rendered reference. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!DOCTYPE html><html>…</html> */
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["QueryBadRequest"];
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is alive. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceStatus"];
+                };
+            };
+            400: components["responses"]["QueryBadRequest"];
+        };
+    };
+    getOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public OpenAPI document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.0.3",
+                     *       "info": {
+                     *         "title": "Audit Review Service API",
+                     *         "version": "2.0.0"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["QueryBadRequest"];
+        };
+    };
+    getOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public OpenAPI document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example openapi: 3.0.3 */
+                    "application/yaml": string;
+                };
+            };
+            400: components["responses"]["QueryBadRequest"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The database answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceStatus"];
+                };
+            };
+            400: components["responses"]["QueryBadRequest"];
+            /** @description The database does not answer. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "database unreachable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceStatus"];
+                };
+            };
+        };
+    };
     listCodingEvaluations: {
         parameters: {
             query?: {

@@ -1,0 +1,39 @@
+// Shapes the public bundle so that other-language generators take it as it is (the pinned
+// @openapitools/openapi-generator-cli 1.0.18-5.0.0-beta2, whose jar is in node_modules). The
+// contract keeps its exact validation semantics; the server validates against openapi.yaml,
+// never against this file. Two constructs of the contract break that generator:
+//  - `null` listed inside an `enum` (how OpenAPI 3.0 spells a nullable enum for strict
+//    validators): the python target crashes on it ("Null context for variable 'isString'").
+//    `nullable: true` stays, so null is still allowed; only the literal goes.
+//  - `oneOf` with a discriminator (the authentication union): the python target folds the
+//    variants into one class that demands every variant's required fields and accepts only the
+//    last variant's `type`, so reading an endpoint fails. Each such union becomes the object it
+//    folds to anyway, stated correctly: every variant's properties, optional, and the
+//    discriminator required with all its values.
+
+export function shapeForGenerators(spec) {
+  const out = structuredClone(spec);
+  dropNullEnumValues(out);
+  const schemas = out.components?.schemas ?? {};
+  const deref = (s) => (s.$ref ? schemas[s.$ref.split("/").pop()] : s);
+  for (const [name, schema] of Object.entries(schemas)) {
+    if (!schema.oneOf || !schema.discriminator) continue;
+    const key = schema.discriminator.propertyName;
+    const properties = {};
+    for (const variant of schema.oneOf.map(deref)) Object.assign(properties, structuredClone(variant.properties));
+    const values = Object.keys(schema.discriminator.mapping ?? {});
+    properties[key] = { type: "string", enum: values, description: properties[key]?.description, example: values[0] };
+    if (properties[key].description === undefined) delete properties[key].description;
+    schemas[name] = { type: "object", description: schema.description, required: [key], properties, example: schema.example };
+    if (schemas[name].example === undefined) delete schemas[name].example;
+  }
+  return out;
+}
+
+function dropNullEnumValues(node) {
+  if (Array.isArray(node)) return node.forEach(dropNullEnumValues);
+  if (node && typeof node === "object") {
+    if (Array.isArray(node.enum)) node.enum = node.enum.filter((v) => v !== null);
+    Object.values(node).forEach(dropNullEnumValues);
+  }
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// CI: the README's "Generating a client" commands for Python, verbatim, from the repository root;
+// then the generated package is imported and used against a live server
+// (python_client_check.py: a cursor walk, a filtered list, a 400 as ApiException, creating a
+// webhook endpoint), and the endpoint it created is checked from our side.
+// Needs Java 11+ and Python 3 with urllib3, python-dateutil, certifi and six (Debian:
+// python3-urllib3 python3-dateutil python3-certifi python3-six; .ci/run installs them).
+//
+//   node scripts/ci/python-client.mjs        (needs the server built: npm run build)
+//   PYTHON=/usr/bin/python3 node …           (pick the interpreter)
+import { spawn, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PUBLIC_RECEIVER_HOST, startLiveServer } from "./live-server.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "../..");
+const python = process.env.PYTHON || "python3";
+const log = (msg) => process.stdout.write(`python-client: ${msg}\n`);
+const fail = (msg) => {
+  process.stderr.write(`python-client: FAILED: ${msg}\n`);
+  process.exit(1);
+};
+const sh = (command) => {
+  log(`$ ${command}`);
+  const r = spawnSync(command, { cwd: root, shell: true, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+  if (r.status !== 0) fail(`\`${command}\` exited ${r.status}:\n${(r.stdout + r.stderr).slice(-4000)}`);
+};
+
+// 1. Exactly the README's commands.
+rmSync(join(root, "out/python-client"), { recursive: true, force: true });
+sh("npm run docs");
+sh("npx openapi-generator generate -i openapi/dist/openapi.public.yaml -g python -o out/python-client");
+
+// 2. The package imports.
+const clientDir = join(root, "out/python-client");
+const env = { ...process.env, PYTHONPATH: [clientDir, process.env.PYTHONPATH].filter(Boolean).join(":"), PYTHONDONTWRITEBYTECODE: "1" };
+const imported = spawnSync(python, ["-c", "import openapi_client, sys; print(sys.version.split()[0])"], { env, encoding: "utf8" });
+if (imported.status !== 0) fail(`the generated package does not import with ${python}:\n${imported.stderr}`);
+log(`imports on Python ${imported.stdout.trim()}`);
+
+// 3. Against a live server.
+const server = await startLiveServer();
+let exitCode = 1;
+try {
+  const receiverUrl = `https://${PUBLIC_RECEIVER_HOST}/python-client`;
+  const child = spawn(python, [join(here, "python_client_check.py")], {
+    env: { ...env, ARS_BASE_URL: server.url, ARS_TOKEN: server.token, ARS_RECEIVER_URL: receiverUrl, ARS_EXPECTED_QUESTION_SET_IDS: JSON.stringify(server.questionSets.map((s) => s.id)) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let stdout = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+    process.stdout.write(chunk);
+  });
+  const [code] = await new Promise((r) => child.on("close", (...args) => r(args)));
+  if (code !== 0) fail(`python_client_check.py exited ${code}`);
+  const result = JSON.parse(stdout.split("\n").find((line) => line.startsWith("{")) ?? "{}");
+  const res = await fetch(`${server.url}/v2/webhook_endpoints`, { headers: { authorization: `Bearer ${server.token}` } });
+  const endpoints = (await res.json()).data;
+  if (endpoints.length !== 1 || endpoints[0].id !== result.created_endpoint_id || endpoints[0].url !== receiverUrl) {
+    fail(`the server does not hold the endpoint the Python client reported: ${JSON.stringify(endpoints)}`);
+  }
+  log("passed: generated, imported, walked every page, filtered, got ApiException on a 400, created an endpoint");
+  exitCode = 0;
+} finally {
+  await server.close();
+}
+process.exit(exitCode);

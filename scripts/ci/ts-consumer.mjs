@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// CI: @audit-review/client as a user gets it. `npm pack` makes the two tarballs (prepack builds
+// dist), they are installed into an empty project in a temporary directory outside the
+// repository, a small consumer (ts-consumer/consumer.ts) is type-checked and compiled with
+// `tsc --strict`, and run against a live server: the iterator, ApiError on a 400, creating an
+// endpoint, then verifyWebhook and parseAuditCompleted on the delivery the server's engine really
+// sent to a local HTTPS receiver (the client tests' receiver, with a CA made here).
+//
+//   node scripts/ci/ts-consumer.mjs          (needs the server built: npm run build)
+import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { register } from "tsx/esm/api";
+import { startLiveServer } from "./live-server.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "../..");
+const HOOK_HOST = "receiver.ts-consumer.dev";
+const log = (msg) => process.stdout.write(`ts-consumer: ${msg}\n`);
+const fail = (msg) => {
+  process.stderr.write(`ts-consumer: FAILED: ${msg}\n`);
+  process.exit(1);
+};
+const run = (cmd, args, opts = {}) => {
+  log(`$ ${[cmd, ...args].join(" ")}${opts.cwd && opts.cwd !== root ? `   (in ${opts.cwd})` : ""}`);
+  const r = spawnSync(cmd, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...opts });
+  if (r.status !== 0) fail(`exited ${r.status}:\n${(r.stdout + r.stderr).slice(-4000)}`);
+  return r.stdout;
+};
+
+// The server runs in this process: whatever talks to it must not block the event loop.
+const runAsync = async (cmd, args, opts) => {
+  log(`$ ${[cmd, ...args].join(" ")}`);
+  const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], ...opts });
+  let out = "";
+  child.stdout.on("data", (c) => (out += c));
+  child.stderr.on("data", (c) => (out += c));
+  const [code] = await new Promise((r) => child.on("close", (...a) => r(a)));
+  if (code !== 0) fail(`exited ${code}:\n${out.slice(-4000)}`);
+  return out;
+};
+
+const work = mkdtempSync(join(tmpdir(), "ars-ts-consumer-"));
+try {
+  // 1. Pack, as the client README says.
+  const packs = join(work, "packs");
+  mkdirSync(packs);
+  run("npm", ["pack", "-w", "@audit-review/api-types", "-w", "@audit-review/client", "--pack-destination", packs], { env: { ...process.env } });
+  const tarballs = readdirSync(packs).filter((f) => f.endsWith(".tgz")).map((f) => join(packs, f));
+  if (tarballs.length !== 2) fail(`expected two tarballs, got ${tarballs}`);
+
+  // 2. An empty project outside the repository.
+  const project = join(work, "project");
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "ts-consumer", private: true, type: "module" }, null, 2));
+  copyFileSync(join(here, "ts-consumer/consumer.ts"), join(project, "consumer.ts"));
+  copyFileSync(join(here, "ts-consumer/tsconfig.json"), join(project, "tsconfig.json"));
+  run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs, "typescript@~5.9.3", "@types/node@^20"], { cwd: project });
+  run("npx", ["tsc", "-p", "tsconfig.json", "--strict"], { cwd: project });
+  log("the consumer type-checks with --strict against the installed package");
+
+  // 3. A live server that delivers to a real HTTPS receiver on loopback.
+  register();
+  const { startReceiver } = await import("../../packages/client/test/support/receiver.ts");
+  const receiver = await startReceiver(HOOK_HOST);
+  const server = await startLiveServer({ loopbackHosts: [HOOK_HOST], extraCa: receiver.caCert, dispatcher: true });
+  try {
+    const env = {
+      ...process.env,
+      ARS_BASE_URL: server.url,
+      ARS_TOKEN: server.token,
+      ARS_RECEIVER_URL: `${receiver.origin}/ts-consumer`,
+      ARS_EXPECTED_QUESTION_SET_IDS: JSON.stringify(server.questionSets.map((s) => s.id)),
+    };
+    const created = JSON.parse((await runAsync("node", ["dist/consumer.js", "api"], { cwd: project, env })).trim());
+    log(`iterated, filtered, caught ApiError, created endpoint ${created.endpoint_id}`);
+
+    const set = server.questionSets[0];
+    const event = { id: randomUUID(), type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: set.id, document_id: "doc-1", result: "failed", responses: [{ question_id: set.questions[0].id, answer: "No", context: "HPI is empty.", passed: false }] } };
+    await server.ingest("/v2/internal/events", event);
+    const delivered = await receiver.nextRequest(30_000);
+    const file = join(project, "delivery.json");
+    writeFileSync(file, JSON.stringify({ headers: delivered.headers, body_base64: delivered.body.toString("base64"), secret: created.secret }));
+    const verified = JSON.parse((await runAsync("node", ["dist/consumer.js", "verify", file], { cwd: project })).trim());
+    if (verified.event_id !== event.id || verified.audit_id !== event.data.audit_id || verified.result !== "failed") fail(`verified ${JSON.stringify(verified)} for event ${event.id}`);
+    log("passed: packed, installed outside the repository, tsc --strict, iterator, ApiError, verifyWebhook on a real delivery");
+  } finally {
+    await server.close();
+    await receiver.close();
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
