@@ -481,7 +481,7 @@ export interface components {
             type: "headers";
         };
         /**
-         * @description Custom headers sent with every delivery. 1–10 headers; names must be valid HTTP tokens and not reserved (Host, Content-Type, Content-Length, Transfer-Encoding, Connection, User-Agent, `webhook-*`). Values are write-only.
+         * @description Custom headers sent with every delivery. 1–10 headers; names must be valid HTTP tokens of at most 256 characters and not reserved (Host, Content-Type, Content-Length, Transfer-Encoding, Connection, User-Agent, `webhook-*`). Values are write-only.
          * @example {
          *       "type": "headers",
          *       "headers": {
@@ -505,7 +505,7 @@ export interface components {
             type: "headers";
         };
         /**
-         * @description How the delivery engine authenticates to the receiver; default `{"type":"none"}`.
+         * @description How the delivery engine authenticates to the receiver; default `{"type":"none"}` (omit the field for that; `null` is refused).
          * @example {
          *       "type": "basic",
          *       "username": "audit-review",
@@ -956,7 +956,7 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         /**
          * @description An event type an endpoint can subscribe to.
          * @example audit.completed
@@ -2130,6 +2130,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request line and headers together exceed 16 KiB (`HEADERS_TOO_LARGE`); the connection is closed. */
+        HeadersTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://audit-review.dev/problems/headers-too-large",
+                 *       "title": "Request headers too large",
+                 *       "status": 431,
+                 *       "detail": "The request line and headers exceed 16 KiB.",
+                 *       "code": "HEADERS_TOO_LARGE",
+                 *       "request_id": "req_0193a5b27c4e7a109d2f3b1c"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The token lacks the scope this operation requires (`INSUFFICIENT_SCOPE`). */
         InsufficientScope: {
             headers: {
@@ -2320,7 +2340,7 @@ export interface components {
         Ids: string[];
         /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
         IncludeTotal: components["schemas"]["BooleanString"];
-        /** @description How many items to return, 1 to 100. */
+        /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
         Limit: number;
         /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
         StartingAfter: string;
@@ -2408,6 +2428,7 @@ export type WebhookEndpointStatus = components['schemas']['WebhookEndpointStatus
 export type ResponseBodyBadRequest = components['responses']['BodyBadRequest'];
 export type ResponseCreateEndpointBadRequest = components['responses']['CreateEndpointBadRequest'];
 export type ResponseEndpointLimitReached = components['responses']['EndpointLimitReached'];
+export type ResponseHeadersTooLarge = components['responses']['HeadersTooLarge'];
 export type ResponseInsufficientScope = components['responses']['InsufficientScope'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseListBadRequest = components['responses']['ListBadRequest'];
@@ -2436,9 +2457,9 @@ export interface operations {
                 archived?: components["schemas"]["BooleanString"];
                 /** @description Only evaluations of this audit. */
                 audit_id?: string;
-                /** @description Only evaluations created strictly after this instant (RFC 3339 date-time with offset). */
+                /** @description Only evaluations created strictly after this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
                 created_after?: string;
-                /** @description Only evaluations created strictly before this instant (RFC 3339 date-time with offset). */
+                /** @description Only evaluations created strictly before this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
                 created_before?: string;
                 /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
                 ending_before?: components["parameters"]["EndingBefore"];
@@ -2446,7 +2467,7 @@ export interface operations {
                 id?: components["parameters"]["Ids"];
                 /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
                 include_total?: components["parameters"]["IncludeTotal"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -2473,6 +2494,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2506,6 +2528,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2548,6 +2571,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2581,6 +2605,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2609,6 +2634,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2639,6 +2665,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2669,6 +2696,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2699,6 +2727,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2729,6 +2758,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2745,7 +2775,7 @@ export interface operations {
                 is_deleted?: components["schemas"]["BooleanString"];
                 /** @description `true` for production sets only, `false` for non-production sets only; omitted means both. */
                 is_production?: components["schemas"]["BooleanString"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -2772,6 +2802,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2788,7 +2819,7 @@ export interface operations {
                 event_type?: string;
                 /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
                 include_total?: components["parameters"]["IncludeTotal"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -2815,6 +2846,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2825,7 +2857,7 @@ export interface operations {
                 ending_before?: components["parameters"]["EndingBefore"];
                 /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
                 include_total?: components["parameters"]["IncludeTotal"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -2852,6 +2884,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2887,6 +2920,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
