@@ -87,19 +87,39 @@ export function judge(op: OperationInfo, status: number, contentType: string, re
   return wrong;
 }
 
-function harvestIds(value: unknown, into: string[]): void {
+type Known = Map<string, string[]>;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Ids in answers, by field name; an object's own `id` also under `<its object>_id` (`webhook_endpoint_id`). */
+function harvestIds(value: unknown, into: Known): void {
+  const add = (key: string, id: string) => {
+    const list = into.get(key) ?? [];
+    if (!list.includes(id) && list.length < 200) list.push(id);
+    into.set(key, list);
+  };
   if (Array.isArray(value)) value.forEach((v) => harvestIds(v, into));
   else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
-      if (typeof v === "string" && (k === "id" || k.endsWith("_id")) && /^[0-9a-f-]{36}$/.test(v) && !into.includes(v)) into.push(v);
+    const o = value as Record<string, unknown>;
+    if (typeof o.id === "string" && UUID.test(o.id) && typeof o.object === "string") add(`${o.object}_id`, o.id);
+    for (const [k, v] of Object.entries(o)) {
+      if (typeof v === "string" && UUID.test(v)) add(k, v);
       else harvestIds(v, into);
     }
   }
 }
 
-function withKnownIds(text: string, known: string[]): string {
-  const pick = (n: string) => known[Number(n) % Math.max(known.length, 1)] ?? "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61";
-  return text.replace(/@@known:(\d+)@@/g, (_, n: string) => pick(n)).replace(/%40%40known%3A(\d+)%40%40/g, (_, n: string) => pick(n));
+/** The placeholder's field (`endpoint_id`, `question_set_ids`) matched against harvested names by suffix. */
+function pickKnown(known: Known, field: string, n: number): string {
+  const want = field.replace(/s$/, "");
+  const keys = [...known.keys()].filter((k) => k !== "id" && want.length > 0 && (k.endsWith(want) || want.endsWith(k)));
+  const pool = keys.length ? keys.flatMap((k) => known.get(k)!) : (known.get("id") ?? []);
+  return pool[n % Math.max(pool.length, 1)] ?? "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61";
+}
+
+function withKnownIds(text: string, known: Known): string {
+  return text
+    .replace(/@@known:([a-z_]*):(\d+)@@/g, (_, f: string, n: string) => pickKnown(known, f, Number(n)))
+    .replace(/%40%40known%3A([a-z_]*)%3A(\d+)%40%40/g, (_, f: string, n: string) => pickKnown(known, f, Number(n)));
 }
 
 /**
@@ -111,7 +131,7 @@ export async function fuzzContract(o: FuzzOptions): Promise<FuzzStats> {
   const ops = operations(spec);
   const byId = new Map(ops.map((op) => [op.operationId, op]));
   const validate = responseValidators(spec);
-  const known: string[] = [];
+  const known: Known = new Map();
   const stats: FuzzStats = { requests: 0, byOperation: {} };
 
   const send = async (r: GeneratedRequest) => {
@@ -128,7 +148,7 @@ export async function fuzzContract(o: FuzzOptions): Promise<FuzzStats> {
     stats.requests++;
     const perOp = (stats.byOperation[r.operationId] ??= {});
     perOp[res.status] = (perOp[res.status] ?? 0) + 1;
-    if (res.ok && known.length < 500) harvestIds(body, known);
+    if (res.ok) harvestIds(body, known);
     const wrong = judge(op, res.status, res.headers.get("content-type") ?? "", res.headers.get("x-request-id"), body, text, validate);
     if (wrong.length) {
       throw new Error(`${r.method} ${url} ${r.body !== undefined ? `body ${r.body.slice(0, 500)} ` : ""}(${r.mutated ?? "valid"}) → ${res.status} ${text.slice(0, 500)}\n  ${wrong.join("\n  ")}`);

@@ -37,8 +37,11 @@ export interface GeneratedRequest {
   mutated: string | undefined;
 }
 
-/** A uuid placeholder the runner replaces with an id the server returned earlier, so lookups can hit. */
-export const KNOWN_ID = /^@@known:(\d+)@@$/;
+/**
+ * A uuid placeholder `@@known:<field>:<n>@@` the runner replaces with an id the server returned
+ * earlier under a matching field name, so lookups, filters and cursors can hit.
+ */
+export const KNOWN_ID = /@@known:([a-z_]*):(\d+)@@/g;
 
 const METHODS = ["get", "put", "post", "delete", "patch"];
 
@@ -100,14 +103,14 @@ const NASTY_JSON: Json[] = [null, true, false, 0, -1, 1.5, 1e308, -1e308, 2 ** 5
 const nastyString = fc.constantFrom(...NASTY_STRINGS);
 const nastyJson: fc.Arbitrary<Json> = fc.constantFrom(...NASTY_JSON);
 
-function stringArb(s: Schema): fc.Arbitrary<string> {
+function stringArb(s: Schema, name: string): fc.Arbitrary<string> {
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum.filter((v) => typeof v === "string") as string[]));
   const min = (s.minLength as number | undefined) ?? 0;
   const max = Math.min((s.maxLength as number | undefined) ?? 40, Math.max(min, 40));
   const fromExample = typeof s.example === "string" ? [fc.constant(s.example)] : [];
   switch (s.format) {
     case "uuid":
-      return fc.oneof({ arbitrary: fc.uuid(), weight: 2 }, { arbitrary: fc.nat(50).map((i) => `@@known:${i}@@`), weight: 3 });
+      return fc.oneof({ arbitrary: fc.uuid(), weight: 2 }, { arbitrary: fc.nat(1000).map((i) => `@@known:${name.toLowerCase().replace(/[^a-z_]/g, "")}:${i}@@`), weight: 3 });
     case "date-time":
       return fc
         .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
@@ -119,21 +122,21 @@ function stringArb(s: Schema): fc.Arbitrary<string> {
 }
 
 /** A value the schema accepts (modulo rules only the server knows, such as "this id exists"). */
-export function valid(spec: Spec, raw: unknown, depth = 0): fc.Arbitrary<Json> {
+export function valid(spec: Spec, raw: unknown, depth = 0, name = ""): fc.Arbitrary<Json> {
   const s = deref<Schema>(spec, raw) ?? {};
   let arb: fc.Arbitrary<Json>;
   if (Array.isArray(s.oneOf) || Array.isArray(s.anyOf)) {
-    arb = fc.oneof(...((s.oneOf ?? s.anyOf) as unknown[]).map((b) => valid(spec, b, depth + 1)));
+    arb = fc.oneof(...((s.oneOf ?? s.anyOf) as unknown[]).map((b) => valid(spec, b, depth + 1, name)));
   } else if (Array.isArray(s.allOf)) {
     // `type: string, allOf: [$ref enum]`: the branches narrow the same value
     const merged = Object.assign({}, ...(s.allOf as unknown[]).map((b) => deref<Schema>(spec, b)), { ...s, allOf: undefined });
-    arb = valid(spec, merged, depth + 1);
+    arb = valid(spec, merged, depth + 1, name);
   } else if (Array.isArray(s.enum)) {
     arb = fc.constantFrom(...(s.enum as Json[]).filter((v) => v !== null));
   } else {
     switch (s.type) {
       case "string":
-        arb = stringArb(s);
+        arb = stringArb(s, name);
         break;
       case "integer":
       case "number": {
@@ -148,7 +151,7 @@ export function valid(spec: Spec, raw: unknown, depth = 0): fc.Arbitrary<Json> {
       case "array": {
         const minLength = (s.minItems as number | undefined) ?? 0;
         const maxLength = Math.min((s.maxItems as number | undefined) ?? 4, Math.max(minLength, depth > 2 ? 2 : 4));
-        const items = valid(spec, s.items, depth + 1);
+        const items = valid(spec, s.items, depth + 1, name);
         arb = (s.uniqueItems ? fc.uniqueArray(items, { minLength, maxLength, selector: (v) => JSON.stringify(v) }) : fc.array(items, { minLength, maxLength })) as fc.Arbitrary<Json>;
         break;
       }
@@ -163,7 +166,7 @@ function objectArb(spec: Spec, s: Schema, depth: number): fc.Arbitrary<Json> {
   const props = (s.properties as Record<string, unknown>) ?? {};
   const required = (s.required as string[]) ?? [];
   const model: Record<string, fc.Arbitrary<Json>> = {};
-  for (const [k, v] of Object.entries(props)) model[k] = valid(spec, v, depth + 1);
+  for (const [k, v] of Object.entries(props)) model[k] = valid(spec, v, depth + 1, k);
   let arb: fc.Arbitrary<Json> = fc.record(model, { requiredKeys: required.filter((k) => k in props) }) as fc.Arbitrary<Json>;
   const extra = s.additionalProperties;
   if (extra && typeof extra === "object") {
@@ -221,8 +224,9 @@ interface ParamValues {
 
 function paramValues(spec: Spec, op: OperationInfo): fc.Arbitrary<ParamValues> {
   const entries = op.params.map((p) => {
-    const arb = valid(spec, p.schema);
-    return p.required ? arb.map((v) => [{ p, value: v }]) : fc.option(arb.map((v) => [{ p, value: v }]), { nil: undefined, freq: 2 }).map((v) => v ?? []);
+    const arb = valid(spec, p.schema, 0, p.name).map((v) => [{ p, value: v }]);
+    // optional parameters are usually absent, so valid requests with few filters (the ones that find data) are common
+    return p.required ? arb : fc.oneof({ arbitrary: fc.constant([]), weight: 3 }, { arbitrary: arb, weight: 1 });
   });
   return fc.tuple(...entries).map((lists) => ({ values: lists.flat() }));
 }
