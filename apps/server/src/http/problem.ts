@@ -109,10 +109,11 @@ export const notFound: RequestHandler = (req, res) => {
 /**
  * Node answers a request line plus headers over `maxHeaderSize` (16 KiB) itself, before Express
  * sees it, with a bare 431. This writes the contract's problem instead, then closes the socket
- * (the rest of the oversized request is never read). Other parse errors get a plain 400.
+ * (the rest of the oversized request is never read). Other parse errors get a 400 problem.
  */
 export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable) {
+  // only HTTP parse errors get an answer; resets and timeouts just close the socket
+  if (!socket.writable || !err.code?.startsWith("HPE_")) {
     socket.destroy();
     return;
   }

@@ -118,7 +118,7 @@ export class RequestHygiene {
       else if (unstorable(key)) why = `a parameter name ${unstorable(key)}`;
       else if (!spec) why = "is not a parameter of this operation";
       else why = valueProblem(rawValue, spec, true);
-      if (why) issues.push({ location: "query", name: key !== undefined && !unstorable(key) ? key : printable(rawKey), message: why });
+      if (why) issues.push({ location: "query", name: key !== undefined && key !== "" && !unstorable(key) ? key.slice(0, 100) : printable(rawKey), message: why });
       // allowReserved: the value is sent as-is, so a raw `+` is a plus sign (`+01:00`), not the
       // space that form decoding would make of it; a space must be sent as %20.
       else kept.push(spec?.allowReserved ? `${rawKey}=${rawValue.replace(/\+/g, "%2B")}` : pair);
@@ -154,9 +154,9 @@ function decode(raw: string, form: boolean): string | undefined {
   }
 }
 
-/** A name that cannot be decoded or stored is echoed percent-encoded, so the problem stays valid JSON text. */
+/** A name that cannot be decoded or stored is named as sent (still percent-encoded), so the problem can hold it. */
 function printable(raw: string): string {
-  return raw.slice(0, 100);
+  return raw.slice(0, 100) || "(empty name)";
 }
 
 function dedupe(issues: ProblemIssue[]): ProblemIssue[] {
