@@ -252,8 +252,15 @@ export function requestArbitrary(spec: Spec, op: OperationInfo, token: string): 
   const mutation = fc.oneof(
     { arbitrary: fc.constant({ kind: "none" as const }), weight: 2 },
     { arbitrary: paramBreak.map((b) => ({ ...b, kind2: "param" as const, kind: b.kind })), weight: 2 },
+    { arbitrary: fc.constantFrom("missing", "Bearer nope", "Basic dXNlcjpwYXNz", "Bearer ", "bearer").map((auth) => ({ kind: "auth" as const, auth })), weight: 1 },
     ...(op.body
       ? [
+          {
+            arbitrary: fc
+              .constantFrom("text/plain", "application/xml", "application/x-www-form-urlencoded", "application/json; charset=utf-16", "application/merge-patch+json", "multipart/form-data; boundary=x")
+              .map((type) => ({ kind: "content-type" as const, type })),
+            weight: 1,
+          },
           { arbitrary: fc.constant({ kind: "body" as const }), weight: 3 },
           { arbitrary: fc.constantFrom("empty", "not-json", "scalar", "wrong-type").map((k) => ({ kind: "body-raw" as const, raw: k })), weight: 1 },
         ]
@@ -273,7 +280,7 @@ function build(
   token: string,
   params: ParamValues,
   body: { text: string | undefined; how: string | undefined },
-  m: { kind: string; kind2?: string; nasty?: string; pick?: number; raw?: string },
+  m: { kind: string; kind2?: string; nasty?: string; pick?: number; raw?: string; auth?: string; type?: string },
 ): GeneratedRequest {
   let query = serialize(params.values, "query").map(([k, v]) => `${encode(k)}=${encode(v)}`);
   const pathValues = new Map(serialize(params.values, "path"));
@@ -327,6 +334,15 @@ function build(
   }
   const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encode(pathValues.get(name) ?? "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61"));
   if (op.body || bodyText !== undefined) headers["content-type"] = "application/json";
+  if (m.kind === "auth") {
+    if (m.auth === "missing") delete headers.authorization;
+    else headers.authorization = m.auth!;
+    mutated = `authorization ${m.auth}`;
+  }
+  if (m.kind === "content-type") {
+    headers["content-type"] = m.type!;
+    mutated = `content-type ${m.type}`;
+  }
   return {
     operationId: op.operationId,
     method: op.method,
