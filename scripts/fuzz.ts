@@ -36,8 +36,9 @@ const started = Date.now();
 try {
   const org = await server.services.tokens.createOrg(`fuzz-${seed}`);
   const { token } = await server.services.tokens.createToken(org.id, ALL_SCOPES, "fuzz");
+  const { token: weakToken } = await server.services.tokens.createToken(org.id, ["webhooks:read"], "fuzz-weak");
   console.log(`fuzzing ${server.url} (${databaseUrl ? "PostgreSQL" : "embedded PGlite"}): ${numRuns} requests, seed ${seed}`);
-  const stats = await fuzzContract({ specPath: SPEC_PATH, baseUrl: server.url, token, seed, numRuns });
+  const stats = await fuzzContract({ specPath: SPEC_PATH, baseUrl: server.url, token, weakToken, seed, numRuns });
   console.log(`ok: ${stats.requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s; statuses by operation:`);
   for (const [op, byStatus] of Object.entries(stats.byOperation).sort()) console.log(`  ${op.padEnd(28)} ${JSON.stringify(byStatus)}`);
 } catch (err) {

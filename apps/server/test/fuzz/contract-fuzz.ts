@@ -19,6 +19,8 @@ export interface FuzzOptions {
   baseUrl: string;
   /** a token of one org holding every scope the contract requires */
   token: string;
+  /** a token of the same org with too few scopes for most operations */
+  weakToken?: string;
   seed: number;
   numRuns: number;
 }
@@ -155,6 +157,6 @@ export async function fuzzContract(o: FuzzOptions): Promise<FuzzStats> {
     }
   };
 
-  await fc.assert(fc.asyncProperty(anyRequest(spec, o.token, ops), send), { seed: o.seed, numRuns: o.numRuns, endOnFailure: true });
+  await fc.assert(fc.asyncProperty(anyRequest(spec, o.token, o.weakToken, ops), send), { seed: o.seed, numRuns: o.numRuns, endOnFailure: true });
   return stats;
 }

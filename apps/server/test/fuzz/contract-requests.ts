@@ -247,12 +247,13 @@ const paramBreak = fc.record({
   pick: fc.nat(100),
 });
 
-export function requestArbitrary(spec: Spec, op: OperationInfo, token: string): fc.Arbitrary<GeneratedRequest> {
+/** `weakToken`: a token of the same org with too few scopes for most operations (403s). */
+export function requestArbitrary(spec: Spec, op: OperationInfo, token: string, weakToken?: string): fc.Arbitrary<GeneratedRequest> {
   const body = op.body ? valid(spec, op.body.schema) : fc.constant(undefined);
   const mutation = fc.oneof(
     { arbitrary: fc.constant({ kind: "none" as const }), weight: 2 },
     { arbitrary: paramBreak.map((b) => ({ ...b, kind2: "param" as const, kind: b.kind })), weight: 2 },
-    { arbitrary: fc.constantFrom("missing", "Bearer nope", "Basic dXNlcjpwYXNz", "Bearer ", "bearer").map((auth) => ({ kind: "auth" as const, auth })), weight: 1 },
+    { arbitrary: fc.constantFrom("missing", "Bearer nope", "Basic dXNlcjpwYXNz", "Bearer ", "bearer", "weak", "weak").map((auth) => ({ kind: "auth" as const, auth })), weight: 1 },
     ...(op.body
       ? [
           {
@@ -271,13 +272,14 @@ export function requestArbitrary(spec: Spec, op: OperationInfo, token: string): 
       m.kind === "body" && validBody !== undefined
         ? brokenBody(validBody as Json).map((b) => ({ text: b.body === undefined ? undefined : JSON.stringify(b.body), how: b.how as string | undefined }))
         : fc.constant({ text: validBody === undefined ? undefined : JSON.stringify(validBody), how: undefined as string | undefined });
-    return bodyArb.map((b) => build(op, token, params, b, m));
+    return bodyArb.map((b) => build(op, token, weakToken, params, b, m));
   });
 }
 
 function build(
   op: OperationInfo,
   token: string,
+  weakToken: string | undefined,
   params: ParamValues,
   body: { text: string | undefined; how: string | undefined },
   m: { kind: string; kind2?: string; nasty?: string; pick?: number; raw?: string; auth?: string; type?: string },
@@ -336,6 +338,7 @@ function build(
   if (op.body || bodyText !== undefined) headers["content-type"] = "application/json";
   if (m.kind === "auth") {
     if (m.auth === "missing") delete headers.authorization;
+    else if (m.auth === "weak") headers.authorization = weakToken ? `Bearer ${weakToken}` : headers.authorization!;
     else headers.authorization = m.auth!;
     mutated = `authorization ${m.auth}`;
   }
@@ -354,6 +357,6 @@ function build(
 }
 
 /** Any operation, uniformly. */
-export function anyRequest(spec: Spec, token: string, ops = operations(spec)): fc.Arbitrary<GeneratedRequest> {
-  return fc.oneof(...ops.map((op) => requestArbitrary(spec, op, token)));
+export function anyRequest(spec: Spec, token: string, weakToken?: string, ops = operations(spec)): fc.Arbitrary<GeneratedRequest> {
+  return fc.oneof(...ops.map((op) => requestArbitrary(spec, op, token, weakToken)));
 }
