@@ -3,6 +3,7 @@ import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
 import { authenticate } from "./http/auth.js";
 import { docsRoutes } from "./http/docs.js";
+import { jsonBody } from "./http/json-body.js";
 import type { OperationIndex } from "./http/operations.js";
 import { notFound, problemHandler } from "./http/problem.js";
 import { rateLimiter } from "./http/rate-limit.js";
@@ -47,7 +48,7 @@ export function buildApp(d: AppDeps): Express {
   });
   app.use(authenticate(d.operations, d.services.tokens.verify));
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
-  app.use(express.json({ limit: d.bodyLimitBytes, type: ["application/json", "application/*+json"] }));
+  app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.specPath, d.validateResponses));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

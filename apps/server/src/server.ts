@@ -5,6 +5,7 @@ import { buildApp } from "./app.js";
 import { DEFAULT_DELIVERY, loadConfig, type Config, type DeliveryConfig } from "./config.js";
 import { createDeps, type Deps, type DepsOverrides } from "./deps.js";
 import { loadOperations } from "./http/operations.js";
+import { answerClientError } from "./http/problem.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 
 export interface StartServerOptions extends Partial<Omit<Config, "delivery">>, DepsOverrides {
@@ -57,6 +58,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   // (typically 4–60 s), so a client never reuses a socket the server is closing (ECONNRESET).
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  server.on("clientError", answerClientError);
   server.listen(config.port, config.host);
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;

@@ -110,6 +110,27 @@ function unwrap<T>(result: FetchResult<T>, method: string, path: string): T {
   return result.data as T;
 }
 
+/**
+ * RFC 3986 percent-encoding of a query name or value. `encodeURIComponent` leaves `!'()*` as
+ * they are, and the server refuses unencoded reserved characters (they are sub-delimiters), so
+ * those are encoded too.
+ */
+export function encodeQueryComponent(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** `?a=1&id=x&id=y`: arrays repeat their name (style form, explode), absent values are left out. */
+export function serializeQuery(query: Record<string, unknown>): string {
+  const pairs: string[] = [];
+  for (const [name, value] of Object.entries(query ?? {})) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item === undefined || item === null) continue;
+      pairs.push(`${encodeQueryComponent(name)}=${encodeQueryComponent(String(item))}`);
+    }
+  }
+  return pairs.join("&");
+}
+
 /** Creates a typed client of the Audit Review Service API. */
 export function createClient(options: ClientOptions): AuditReviewClient {
   if (typeof options?.baseUrl !== "string" || options.baseUrl.length === 0) {
@@ -118,6 +139,7 @@ export function createClient(options: ClientOptions): AuditReviewClient {
   const getToken = resolveTokenSource(options);
   const raw = createFetchClient<paths>({
     baseUrl: options.baseUrl,
+    querySerializer: serializeQuery,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
   });

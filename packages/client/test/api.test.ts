@@ -341,3 +341,19 @@ describe("errors", () => {
     expect(error).toMatchObject({ code: "VALIDATION_ERROR" });
   });
 });
+
+describe("query encoding", () => {
+  it("when a filter holds characters encodeURIComponent leaves as they are (!'()*), then the server accepts what the client sends", async () => {
+    const org = await server().newOrg();
+    for (const event_type of ["a(b)", "it's!", "x*y", "é ü+&=/?#"]) {
+      const page = await org.client.listWebhookDeliveries({ event_type });
+      expect(page, event_type).toEqual({ object: "list", data: [], has_more: false });
+    }
+  });
+
+  it("when created_after has a + offset, then the client's encoding reaches the server as that instant", async () => {
+    const org = await server().newOrg();
+    const page = await org.client.listCodingEvaluations({ created_after: "2026-11-21T09:30:00+01:00", include_total: "true" });
+    expect(page).toMatchObject({ object: "list", total_count: 0 });
+  });
+});

@@ -1,6 +1,7 @@
 // The client's own plumbing, observed through an injected fetch (openapi-fetch's helpers.ts
 // style). Behaviour against the API itself is tested against the real server in api.test.ts.
 import { describe, expect, it } from "vitest";
+import { encodeQueryComponent, serializeQuery } from "../src/client.js";
 import { ApiError, createClient } from "../src/index.js";
 
 function observedFetch(answer: (req: Request) => Response | Promise<Response>) {
@@ -101,5 +102,19 @@ describe("pagination plumbing", () => {
     const client = createClient({ baseUrl: "https://api.example-ars.dev", token: "t", fetch: async () => emptyList() });
     // @ts-expect-error ending_before is required by the types too
     expect(() => client.paginateBackward("/v2/question_sets", { query: {} })).toThrow(/ending_before/);
+  });
+});
+
+describe("query serialization", () => {
+  it("when a value holds !'()*, then they are percent-encoded like every other reserved character", async () => {
+    expect(encodeQueryComponent("a(b)!'*+ :/")).toBe("a%28b%29%21%27%2A%2B%20%3A%2F");
+    const { fetch, requests } = observedFetch(emptyList);
+    const client = createClient({ baseUrl: "https://api.example-ars.dev", token: "t", fetch });
+    await client.listWebhookDeliveries({ event_type: "a(b)*" });
+    expect(requests[0]!.url).toBe("https://api.example-ars.dev/v2/webhook_deliveries?event_type=a%28b%29%2A");
+  });
+
+  it("when a parameter is an array, then its name repeats, and absent values are left out", () => {
+    expect(serializeQuery({ id: ["a", "b"], limit: 2, status: undefined })).toBe("id=a&id=b&limit=2");
   });
 });

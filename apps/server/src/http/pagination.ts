@@ -2,6 +2,7 @@ import { ValidationError } from "../lib/errors.js";
 import type { PageRequest } from "../repos/keyset.js";
 
 export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
 
 interface ListQuery {
   limit?: number | string;
@@ -15,8 +16,12 @@ export function pageRequest(query: ListQuery): PageRequest {
   if (query.starting_after !== undefined && query.ending_before !== undefined) {
     throw new ValidationError("query", "ending_before", "cannot be combined with starting_after");
   }
+  const limit = query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
+  // The contract validator already refused anything else; a limit that reached the database
+  // unchecked (Infinity, NaN) would fail there as a 500, so this is a second, cheap guard.
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new ValidationError("query", "limit", `must be an integer from 1 to ${MAX_LIMIT}`);
   return {
-    limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
+    limit,
     startingAfter: query.starting_after,
     endingBefore: query.ending_before,
     includeTotal: query.include_total === "true",

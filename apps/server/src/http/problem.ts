@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
+import type { Duplex } from "node:stream";
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import type { Problem, ProblemIssue } from "@audit-review/api-types/internal";
-import { AppError } from "../lib/errors.js";
+import { AppError, ValidationErrors } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
 
 const TYPE_BASE = "https://audit-review.dev/problems/";
@@ -36,7 +38,7 @@ interface HttpishError {
 const LOCATIONS = new Set(["query", "path", "header", "body"]);
 
 /** `/query/limit` → query + limit; `/body/filters/audit_results` → body + filters.audit_results. */
-function toIssue(issue: ValidatorIssue): ProblemIssue {
+export function toIssue(issue: ValidatorIssue): ProblemIssue {
   const parts = (issue.path ?? "").replace(/^\./, "").split(/[/.]/).filter(Boolean);
   // the validator reports path parameters under `params` and headers under `headers`
   const first = parts[0] === "headers" ? "header" : parts[0] === "params" ? "path" : parts[0];
@@ -60,12 +62,6 @@ function toIssue(issue: ValidatorIssue): ProblemIssue {
   return { location, name: rest.join(".") || location, message };
 }
 
-function describe(issues: ProblemIssue[]): string {
-  return issues
-    .map((i) => `${i.location === "body" ? "body" : `${i.location} parameter`} ${i.name}: ${i.message}`)
-    .join("; ");
-}
-
 /** Maps anything thrown to a problem: our errors, the validator's, body-parser's; else a 500. */
 export function problemHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
@@ -78,9 +74,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     const e = (err ?? {}) as HttpishError;
     const status = e.status ?? e.statusCode;
     if (e.type === "entity.parse.failed") {
-      return sendProblem(req, res, new AppError(400, "VALIDATION_ERROR", "Invalid request", "body: is not valid JSON", [
-        { location: "body", name: "body", message: "is not valid JSON" },
-      ]));
+      return sendProblem(req, res, new ValidationErrors([{ location: "body", name: "body", message: "is not valid JSON" }]));
     }
     if (status === 413 || e.type === "entity.too.large") {
       return sendProblem(req, res, new AppError(413, "PAYLOAD_TOO_LARGE", "Payload too large", "The request body is too large."));
@@ -92,8 +86,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       return sendProblem(req, res, new AppError(404, "NOT_FOUND", "Not found", `No operation ${req.method} ${req.path}.`));
     }
     if (status === 400 && Array.isArray(e.errors)) {
-      const issues = e.errors.map(toIssue);
-      return sendProblem(req, res, new AppError(400, "VALIDATION_ERROR", "Invalid request", describe(issues), issues));
+      return sendProblem(req, res, new ValidationErrors(e.errors.map(toIssue)));
     }
     logger.error({ request_id: req.requestId, err: errSummary(err) }, "unhandled error");
     return sendProblem(req, res, new AppError(500, "INTERNAL_ERROR", "Internal error", "An unexpected error occurred."));
@@ -112,3 +105,29 @@ function errSummary(err: unknown): Record<string, unknown> {
 export const notFound: RequestHandler = (req, res) => {
   sendProblem(req, res, new AppError(404, "NOT_FOUND", "Not found", `No operation ${req.method} ${req.path}.`));
 };
+
+/**
+ * Node answers a request line plus headers over `maxHeaderSize` (16 KiB) itself, before Express
+ * sees it, with a bare 431. This writes the contract's problem instead, then closes the socket
+ * (the rest of the oversized request is never read). Other parse errors get a 400 problem.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // only HTTP parse errors get an answer; resets and timeouts just close the socket
+  if (!socket.writable || !err.code?.startsWith("HPE_")) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+  const status = tooLarge ? 431 : 400;
+  // the same shape as request-id.ts makes; nothing of this request can be trusted to echo
+  const requestId = `req_${randomBytes(12).toString("hex")}`;
+  const body: Problem = tooLarge
+    ? { type: TYPE_BASE + "headers-too-large", title: "Request headers too large", status, detail: "The request line and headers exceed 16 KiB.", code: "HEADERS_TOO_LARGE", request_id: requestId }
+    : { type: TYPE_BASE + "validation-error", title: "Invalid request", status, detail: "The request is not valid HTTP.", code: "VALIDATION_ERROR", request_id: requestId };
+  const json = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\n` +
+      `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+      `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${json}`,
+  );
+}

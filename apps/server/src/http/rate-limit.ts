@@ -8,7 +8,8 @@ export function rateLimiter(perMinute: number): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
     limit: perMinute,
-    standardHeaders: "draft-7",
+    // No RateLimit/RateLimit-Policy headers: the contract documents only Retry-After on 429.
+    standardHeaders: false,
     legacyHeaders: false,
     keyGenerator: (req) => req.auth?.tokenId ?? `ip:${req.ip}`,
     validate: { keyGeneratorIpFallback: false },

@@ -1,7 +1,11 @@
 import { readFileSync } from "node:fs";
-import type { RequestHandler } from "express";
+import type { ProblemIssue } from "@audit-review/api-types/internal";
+import type { ErrorRequestHandler, Request, RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { parse } from "yaml";
+import { ValidationErrors } from "../lib/errors.js";
+import { toIssue } from "./problem.js";
+import { dedupeIssues, RequestHygiene } from "./request-hygiene.js";
 
 type Json = unknown;
 
@@ -10,33 +14,80 @@ type Json = unknown;
  * such as "password is required" instead of every branch's complaints; but it refuses
  * `discriminator.mapping`, which the contract needs for other-language generators. The
  * validator gets a copy without the mappings; each branch's `type` enum carries the same facts.
+ *
+ * ajv's discriminator also replaces the oneOf and applies to objects only, so a discriminated
+ * schema without `type: object` would let `"none"`, `5`, `[]` or `null` through unchecked.
+ * A discriminator only makes sense on an object, so the copy says so wherever the contract
+ * left it implicit.
  */
-function withoutDiscriminatorMappings(node: Json): Json {
-  if (Array.isArray(node)) return node.map(withoutDiscriminatorMappings);
+function forAjv(node: Json): Json {
+  if (Array.isArray(node)) return node.map(forAjv);
   if (node && typeof node === "object") {
     const out: Record<string, Json> = {};
     for (const [k, v] of Object.entries(node)) {
       if (k === "discriminator" && v && typeof v === "object") {
         out[k] = { propertyName: (v as { propertyName: string }).propertyName };
       } else {
-        out[k] = withoutDiscriminatorMappings(v);
+        out[k] = forAjv(v);
       }
     }
+    if ("discriminator" in out && out.type === undefined) out.type = "object";
     return out;
   }
   return node;
 }
 
-export function contractValidator(specPath: string, validateResponses: boolean): RequestHandler[] {
-  const spec = withoutDiscriminatorMappings(parse(readFileSync(specPath, "utf8")));
-  return OpenApiValidator.middleware({
+const found = new WeakMap<Request, ProblemIssue[]>();
+
+/**
+ * What the schema validator cannot see (see request-hygiene.ts). Offending query pairs are
+ * removed before the validator runs, so it validates the rest and one problem lists both.
+ * The validator re-reads the raw query from `originalUrl`, hence both are rewritten.
+ */
+function hygiene(check: RequestHygiene): RequestHandler {
+  return (req, _res, next) => {
+    const q = req.originalUrl.indexOf("?");
+    const rawQuery = q < 0 ? "" : req.originalUrl.slice(q + 1);
+    const rawPath = q < 0 ? req.originalUrl : req.originalUrl.slice(0, q);
+    const { issues, clean } = check.check(req.method, rawPath, rawQuery, req.body);
+    if (issues.length) found.set(req, issues);
+    if (clean !== rawQuery) {
+      const suffix = clean ? `?${clean}` : "";
+      req.originalUrl = rawPath + suffix;
+      req.url = req.url.split("?")[0] + suffix;
+    }
+    next();
+  };
+}
+
+interface ValidatorFailure {
+  status?: number;
+  errors?: Array<{ path?: string; message?: string }>;
+}
+
+/** One problem naming everything: the raw checks' issues and the schema validator's. */
+const mergeFailure: ErrorRequestHandler = (err: ValidatorFailure, req, _res, next) => {
+  const early = found.get(req) ?? [];
+  if (err?.status === 400 && Array.isArray(err.errors)) return next(new ValidationErrors(dedupeIssues([...early, ...err.errors.map(toIssue)])));
+  next(err);
+};
+
+const failOnEarlyIssues: RequestHandler = (req, _res, next) => {
+  const early = found.get(req);
+  next(early ? new ValidationErrors(early) : undefined);
+};
+
+export function contractValidator(specPath: string, validateResponses: boolean): Array<RequestHandler | ErrorRequestHandler> {
+  const raw = parse(readFileSync(specPath, "utf8")) as Record<string, unknown>;
+  const spec = forAjv(raw);
+  const validator = OpenApiValidator.middleware({
     apiSpec: spec as Parameters<typeof OpenApiValidator.middleware>[0]["apiSpec"],
-    // every offending field in one problem (DESIGN §1), not only the first; bodies are size-capped
-    // before validation, which bounds the extra work ajv's allErrors mode does
+    // allErrors: a problem names every offending parameter and field, not only the first
     validateRequests: { allowUnknownQueryParameters: false, discriminator: true, allErrors: true },
     validateResponses: validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
     validateFormats: true,
     ajvFormats: { mode: "full" },
   });
+  return [hygiene(new RequestHygiene(raw)), ...validator, mergeFailure, failOnEarlyIssues];
 }

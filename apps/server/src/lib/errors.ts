@@ -18,11 +18,23 @@ export class AppError extends Error {
   }
 }
 
-export class ValidationError extends AppError {
+/** `query parameter limit: must be >= 1; body url: is required` */
+export function describeIssues(issues: readonly ProblemIssue[]): string {
+  return issues
+    .map((i) => (i.location === "body" ? (i.name === "body" ? "body" : `body ${i.name}`) : `${i.location} parameter ${i.name}`) + `: ${i.message}`)
+    .join("; ");
+}
+
+/** A request with one or more invalid parameters or fields; `errors` names every one. */
+export class ValidationErrors extends AppError {
+  constructor(issues: ProblemIssue[]) {
+    super(400, "VALIDATION_ERROR", "Invalid request", describeIssues(issues), issues);
+  }
+}
+
+export class ValidationError extends ValidationErrors {
   constructor(location: ProblemIssue["location"], name: string, message: string) {
-    super(400, "VALIDATION_ERROR", "Invalid request", `${location === "body" ? "body" : `${location} parameter`} ${name}: ${message}`, [
-      { location, name, message },
-    ]);
+    super([{ location, name, message }]);
   }
 }
 

@@ -22,7 +22,8 @@ export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
   "responses.context",
 ];
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// an HTTP token (RFC 9110 §5.6.2) of at most 256 characters, as the contract documents
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
 const RESERVED_HEADERS = new Set(["host", "content-type", "content-length", "transfer-encoding", "connection", "user-agent"]);
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
@@ -46,7 +47,7 @@ async function receiverAuth(input: AuthenticationInput | undefined, urlCheck: We
     case "headers": {
       const seen = new Set<string>();
       for (const [name, value] of Object.entries(auth.headers)) {
-        if (!HEADER_NAME.test(name)) throw new ValidationError("body", "authentication.headers", `"${name}" is not a valid header name`);
+        if (!HEADER_NAME.test(name)) throw new ValidationError("body", "authentication.headers", `"${name.slice(0, 64)}${name.length > 64 ? "…" : ""}" is not a valid header name (an HTTP token of at most 256 characters)`);
         const lower = name.toLowerCase();
         // header names are case-insensitive: two spellings would send one header twice
         if (seen.has(lower)) throw new ValidationError("body", "authentication.headers", `"${name}" is given more than once`);

@@ -663,7 +663,7 @@ export interface components {
             type: "headers";
         };
         /**
-         * @description Custom headers sent with every delivery. 1–10 headers; names must be valid HTTP tokens and not reserved (Host, Content-Type, Content-Length, Transfer-Encoding, Connection, User-Agent, `webhook-*`). Values are write-only.
+         * @description Custom headers sent with every delivery. 1–10 headers; names must be valid HTTP tokens of at most 256 characters and not reserved (Host, Content-Type, Content-Length, Transfer-Encoding, Connection, User-Agent, `webhook-*`). Values are write-only.
          * @example {
          *       "type": "headers",
          *       "headers": {
@@ -687,7 +687,7 @@ export interface components {
             type: "headers";
         };
         /**
-         * @description How the delivery engine authenticates to the receiver; default `{"type":"none"}`.
+         * @description How the delivery engine authenticates to the receiver; default `{"type":"none"}` (omit the field for that; `null` is refused).
          * @example {
          *       "type": "basic",
          *       "username": "audit-review",
@@ -1161,7 +1161,7 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         /**
          * @description An event type an endpoint can subscribe to.
          * @example audit.completed
@@ -2470,6 +2470,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request line and headers together exceed 16 KiB (`HEADERS_TOO_LARGE`); the connection is closed. */
+        HeadersTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://audit-review.dev/problems/headers-too-large",
+                 *       "title": "Request headers too large",
+                 *       "status": 431,
+                 *       "detail": "The request line and headers exceed 16 KiB.",
+                 *       "code": "HEADERS_TOO_LARGE",
+                 *       "request_id": "req_0193a5b27c4e7a109d2f3b1c"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The token lacks the scope this operation requires (`INSUFFICIENT_SCOPE`). */
         InsufficientScope: {
             headers: {
@@ -2687,7 +2707,7 @@ export interface components {
         Ids: string[];
         /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
         IncludeTotal: components["schemas"]["BooleanString"];
-        /** @description How many items to return, 1 to 100. */
+        /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
         Limit: number;
         /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
         StartingAfter: string;
@@ -2776,6 +2796,7 @@ export type WebhookEndpointStatus = components['schemas']['WebhookEndpointStatus
 export type ResponseBodyBadRequest = components['responses']['BodyBadRequest'];
 export type ResponseCreateEndpointBadRequest = components['responses']['CreateEndpointBadRequest'];
 export type ResponseEndpointLimitReached = components['responses']['EndpointLimitReached'];
+export type ResponseHeadersTooLarge = components['responses']['HeadersTooLarge'];
 export type ResponseInsufficientScope = components['responses']['InsufficientScope'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseListBadRequest = components['responses']['ListBadRequest'];
@@ -2953,9 +2974,9 @@ export interface operations {
                 archived?: components["schemas"]["BooleanString"];
                 /** @description Only evaluations of this audit. */
                 audit_id?: string;
-                /** @description Only evaluations created strictly after this instant (RFC 3339 date-time with offset). */
+                /** @description Only evaluations created strictly after this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
                 created_after?: string;
-                /** @description Only evaluations created strictly before this instant (RFC 3339 date-time with offset). */
+                /** @description Only evaluations created strictly before this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
                 created_before?: string;
                 /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
                 ending_before?: components["parameters"]["EndingBefore"];
@@ -2963,7 +2984,7 @@ export interface operations {
                 id?: components["parameters"]["Ids"];
                 /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
                 include_total?: components["parameters"]["IncludeTotal"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -2990,6 +3011,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3023,6 +3045,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3112,6 +3135,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3145,6 +3169,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3248,6 +3273,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3278,6 +3304,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3308,6 +3335,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3338,6 +3366,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3368,6 +3397,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3384,7 +3414,7 @@ export interface operations {
                 is_deleted?: components["schemas"]["BooleanString"];
                 /** @description `true` for production sets only, `false` for non-production sets only; omitted means both. */
                 is_production?: components["schemas"]["BooleanString"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -3411,6 +3441,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3427,7 +3458,7 @@ export interface operations {
                 event_type?: string;
                 /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
                 include_total?: components["parameters"]["IncludeTotal"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -3454,6 +3485,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3464,7 +3496,7 @@ export interface operations {
                 ending_before?: components["parameters"]["EndingBefore"];
                 /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
                 include_total?: components["parameters"]["IncludeTotal"];
-                /** @description How many items to return, 1 to 100. */
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
                 starting_after?: components["parameters"]["StartingAfter"];
@@ -3491,6 +3523,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3526,6 +3559,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
