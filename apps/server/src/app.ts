@@ -1,3 +1,5 @@
+import { idempotency } from "./http/idempotency.js";
+import type { SecretBox } from "./lib/secret-box.js";
 import express, { type Express } from "express";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
@@ -18,6 +20,8 @@ import type { Services } from "./services/index.js";
 export interface AppDeps {
   db: Database;
   services: Services;
+  /** seals stored idempotent responses (they may carry a signing secret) */
+  secretBox: SecretBox;
   operations: OperationIndex;
   logger: Logger;
   specPath: string;
@@ -28,7 +32,8 @@ export interface AppDeps {
 
 /**
  * The HTTP app, without listening. Order matters: request id → access log → health → auth
- * (before any resource work) → rate limit → body → contract validation → routes → problems.
+ * (before any resource work) → rate limit → body → contract validation → idempotency keys →
+ * routes → problems.
  */
 export function buildApp(d: AppDeps): Express {
   const app = express();
@@ -54,9 +59,10 @@ export function buildApp(d: AppDeps): Express {
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
   app.use(express.json({ limit: d.bodyLimitBytes, type: ["application/json", "application/*+json"] }));
   app.use(contractValidator(d.specPath, d.validateResponses));
+  app.use(idempotency({ keys: d.services.idempotencyKeys, secretBox: d.secretBox, logger: d.logger }));
   app.use(questionSetsRoutes(d.services.questionSets));
   app.use(codingEvaluationsRoutes(d.services.codingEvaluations));
-  app.use(webhookEndpointsRoutes(d.services.webhookEndpoints));
+  app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
   app.use(internalRoutes(d.services));
   app.use(notFound);

@@ -19,10 +19,17 @@ export class AppError extends Error {
 }
 
 export class ValidationError extends AppError {
-  constructor(location: ProblemIssue["location"], name: string, message: string) {
+  constructor(location: ProblemIssue["location"], name: string, message: string, more: ProblemIssue[] = []) {
     super(400, "VALIDATION_ERROR", "Invalid request", `${location === "body" ? "body" : `${location} parameter`} ${name}: ${message}`, [
       { location, name, message },
+      ...more,
     ]);
+  }
+
+  /** One problem naming every offending field (never only the first). */
+  static many(location: ProblemIssue["location"], issues: ReadonlyArray<{ name: string; message: string }>): ValidationError {
+    const [first, ...rest] = issues;
+    return new ValidationError(location, first!.name, first!.message, rest.map((i) => ({ location, ...i })));
   }
 }
 
@@ -68,5 +75,29 @@ export class NotFoundError extends AppError {
 export class EndpointLimitReachedError extends AppError {
   constructor(limit: number) {
     super(409, "ENDPOINT_LIMIT_REACHED", "Endpoint limit reached", `An org can have at most ${limit} webhook endpoints.`);
+  }
+}
+
+export class EndpointDisabledError extends AppError {
+  constructor() {
+    super(409, "ENDPOINT_DISABLED", "Endpoint disabled", "The webhook endpoint is disabled.");
+  }
+}
+
+export class DeliveryInProgressError extends AppError {
+  constructor() {
+    super(409, "DELIVERY_IN_PROGRESS", "Delivery in progress", "The delivery is still pending or retrying.");
+  }
+}
+
+export class IdempotencyKeyInUseError extends AppError {
+  constructor() {
+    super(409, "IDEMPOTENCY_KEY_IN_USE", "Idempotency key in use", "A request with this Idempotency-Key is still being processed.");
+  }
+}
+
+export class IdempotencyKeyReusedError extends AppError {
+  constructor() {
+    super(422, "IDEMPOTENCY_KEY_REUSED", "Idempotency key reused", "This Idempotency-Key was used with a different request.");
   }
 }
