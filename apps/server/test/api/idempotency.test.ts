@@ -1,4 +1,5 @@
 // Idempotency-Key on every public POST (DESIGN.md §7).
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createBody, createEndpoint, PUBLIC_HOST, problemOf, remember, uniq, useApiServer } from "../harness/factories.js";
 
@@ -108,5 +109,38 @@ describe("Idempotency-Key", () => {
       );
     }
     expect((await api.GET("/v2/webhook_endpoints")).data!.data).toHaveLength(0);
+  });
+
+  it("when the first request with a key is still running, then a repeat answers 409 IDEMPOTENCY_KEY_IN_USE; a claim abandoned for minutes is taken over", async () => {
+    const { token, orgId, api } = await server.newOrg();
+    const key = `inflight-${uniq()}`;
+    const keyHash = createHash("sha256").update(key).digest("hex");
+    // the state a request still running elsewhere leaves (claimed, no response yet)
+    await server.server.db.query(
+      "INSERT INTO idempotency_keys (org_id, key_hash, request_hash, status, created_at, expires_at) VALUES ($1, $2, 'h', 'in_progress', now(), now() + interval '1 day')",
+      [orgId, keyHash],
+    );
+    const body = { url: `https://${PUBLIC_HOST}/inflight/${uniq()}` };
+    const refused = await post(token, "/v2/webhook_endpoints", key, body);
+    expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([409, "IDEMPOTENCY_KEY_IN_USE"]);
+    expect((await api.GET("/v2/webhook_endpoints")).data!.data).toHaveLength(0);
+
+    await server.server.db.query("UPDATE idempotency_keys SET created_at = now() - interval '10 minutes' WHERE org_id = $1", [orgId]);
+    const taken = await post(token, "/v2/webhook_endpoints", key, body);
+    expect(taken.status).toBe(201);
+    remember(((await taken.json()) as { secret: string }).secret);
+  });
+
+  it("when a key has expired, then it runs again as a new request", async () => {
+    const { token, orgId, api } = await server.newOrg();
+    const key = `expired-${uniq()}`;
+    const body = { url: `https://${PUBLIC_HOST}/expired/${uniq()}` };
+    remember(((await (await post(token, "/v2/webhook_endpoints", key, body)).json()) as { secret: string }).secret);
+    await server.server.db.query("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE org_id = $1", [orgId]);
+    const again = await post(token, "/v2/webhook_endpoints", key, body);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    remember(((await again.json()) as { secret: string }).secret);
+    expect((await api.GET("/v2/webhook_endpoints")).data!.data).toHaveLength(2);
   });
 });
