@@ -1,3 +1,5 @@
+import { idempotency } from "./http/idempotency.js";
+import type { SecretBox } from "./lib/secret-box.js";
 import express, { type Express } from "express";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
@@ -20,6 +22,8 @@ import type { Services } from "./services/index.js";
 export interface AppDeps {
   db: Database;
   services: Services;
+  /** seals stored idempotent responses (they may carry a signing secret) */
+  secretBox: SecretBox;
   operations: OperationIndex;
   logger: Logger;
   specPath: string;
@@ -32,7 +36,7 @@ export interface AppDeps {
 /**
  * The HTTP app, without listening. Order matters: request id → access log → auth (before any
  * resource work; the contract's `security: []` operations pass) → rate limit → body → contract
- * validation → routes (health, docs and spec first) → problems.
+ * validation → idempotency keys → routes (health, docs and spec first) → problems.
  */
 export function buildApp(d: AppDeps): Express {
   const app = express();
@@ -50,6 +54,7 @@ export function buildApp(d: AppDeps): Express {
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
   app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.specPath, d.validateResponses));
+  app.use(idempotency({ keys: d.services.idempotencyKeys, secretBox: d.secretBox, logger: d.logger }));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -64,7 +69,7 @@ export function buildApp(d: AppDeps): Express {
   app.use(docsRoutes(d.docsDir));
   app.use(questionSetsRoutes(d.services.questionSets));
   app.use(codingEvaluationsRoutes(d.services.codingEvaluations));
-  app.use(webhookEndpointsRoutes(d.services.webhookEndpoints));
+  app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
   app.use(internalRoutes(d.services));
   app.use(notFound);

@@ -45,6 +45,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   const app = buildApp({
     db: deps.db,
     services: deps.services,
+    secretBox: deps.secretBox,
     operations: loadOperations(SPEC_PATH),
     logger: deps.logger,
     specPath: SPEC_PATH,

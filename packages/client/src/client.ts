@@ -6,7 +6,12 @@ import type {
   operations,
   paths,
   QuestionSetList,
+  Recovery,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookDeliveryAttemptList,
   WebhookDeliveryList,
+  WebhookEndpoint,
   WebhookEndpointList,
 } from "@audit-review/api-types";
 import { ApiError } from "./errors.js";
@@ -33,12 +38,23 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/** Per-call options of a POST: an `Idempotency-Key` makes it safe to repeat. */
+export interface PostOptions extends CallOptions {
+  /** 1–255 printable characters; a repeat with the same key and body replays the first answer. */
+  idempotencyKey?: string;
+}
+
 type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
+type BodyOf<Op extends keyof operations> = NonNullable<operations[Op]["requestBody"]>["content"]["application/json"];
 
 export type ListQuestionSetsQuery = QueryOf<"listQuestionSets">;
 export type ListCodingEvaluationsQuery = QueryOf<"listCodingEvaluations">;
 export type ListWebhookEndpointsQuery = QueryOf<"listWebhookEndpoints">;
 export type ListWebhookDeliveriesQuery = QueryOf<"listWebhookDeliveries">;
+export type ListWebhookDeliveryAttemptsQuery = QueryOf<"listWebhookDeliveryAttempts">;
+export type WebhookEndpointUpdateBody = BodyOf<"updateWebhookEndpoint">;
+export type RotateSecretBody = BodyOf<"rotateWebhookEndpointSecret">;
+export type RecoverBody = BodyOf<"recoverWebhookDeliveries">;
 
 /** The paths of the four lists, which share the cursor pagination. */
 export type ListPath = "/v2/question_sets" | "/v2/coding_evaluations" | "/v2/webhook_endpoints" | "/v2/webhook_deliveries";
@@ -68,7 +84,30 @@ export interface AuditReviewClient {
   /** `GET /v2/webhook_endpoints` (scope `webhooks:read`): one page. */
   listWebhookEndpoints(query?: ListWebhookEndpointsQuery, options?: CallOptions): Promise<WebhookEndpointList>;
   /** `POST /v2/webhook_endpoints` (scope `webhooks:write`): the endpoint plus its `secret`, shown only here. */
-  createWebhookEndpoint(body: CreateWebhookEndpointRequest, options?: CallOptions): Promise<CreatedWebhookEndpoint>;
+  createWebhookEndpoint(body: CreateWebhookEndpointRequest, options?: PostOptions): Promise<CreatedWebhookEndpoint>;
+  /** `GET /v2/webhook_endpoints/{endpoint_id}` (scope `webhooks:read`). */
+  getWebhookEndpoint(endpointId: string, options?: CallOptions): Promise<WebhookEndpoint>;
+  /** `PATCH /v2/webhook_endpoints/{endpoint_id}` (scope `webhooks:write`): only the given fields change. */
+  updateWebhookEndpoint(endpointId: string, body: WebhookEndpointUpdateBody, options?: CallOptions): Promise<WebhookEndpoint>;
+  /** `DELETE /v2/webhook_endpoints/{endpoint_id}` (scope `webhooks:write`). */
+  deleteWebhookEndpoint(endpointId: string, options?: CallOptions): Promise<void>;
+  /** `POST …/rotate_secret` (scope `webhooks:write`): the endpoint plus its new `secret`, shown only here. */
+  rotateWebhookEndpointSecret(endpointId: string, body?: RotateSecretBody, options?: PostOptions): Promise<CreatedWebhookEndpoint>;
+  /** `POST …/test` (scope `webhooks:write`): queues an `is_test` delivery. */
+  sendTestWebhookEvent(endpointId: string, options?: PostOptions): Promise<WebhookDelivery>;
+  /** `POST …/recover` (scope `webhooks:write`): queues the endpoint's failed deliveries in a window again. */
+  recoverWebhookDeliveries(endpointId: string, body: RecoverBody, options?: PostOptions): Promise<Recovery>;
+  /** `GET /v2/webhook_deliveries/{delivery_id}` (scope `webhooks:read`). */
+  getWebhookDelivery(deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>;
+  /** `GET /v2/webhook_deliveries/{delivery_id}/attempts` (scope `webhooks:read`): one page, newest first. */
+  listWebhookDeliveryAttempts(deliveryId: string, query?: ListWebhookDeliveryAttemptsQuery, options?: CallOptions): Promise<WebhookDeliveryAttemptList>;
+  /** Every attempt of a delivery, newest first, page after page (`query.limit` is the page size). */
+  paginateWebhookDeliveryAttempts(
+    deliveryId: string,
+    options?: { query?: Omit<ListWebhookDeliveryAttemptsQuery, "ending_before" | "include_total">; signal?: AbortSignal },
+  ): AsyncIterableIterator<WebhookDeliveryAttempt>;
+  /** `POST /v2/webhook_deliveries/{delivery_id}/retry` (scope `webhooks:write`): one manual attempt now. */
+  retryWebhookDelivery(deliveryId: string, options?: PostOptions): Promise<WebhookDelivery>;
   /** `GET /v2/webhook_deliveries` (scope `webhooks:read`): one page. */
   listWebhookDeliveries(query?: ListWebhookDeliveriesQuery, options?: CallOptions): Promise<WebhookDeliveryList>;
 
@@ -173,7 +212,53 @@ export function createClient(options: ClientOptions): AuditReviewClient {
       );
     },
     async createWebhookEndpoint(body, call) {
-      return unwrap(await raw.POST("/v2/webhook_endpoints", { body, ...call }), "POST", "/v2/webhook_endpoints");
+      const { header, ...rest } = post(call);
+      return unwrap(await raw.POST("/v2/webhook_endpoints", { params: { header }, body, ...rest }), "POST", "/v2/webhook_endpoints");
+    },
+    async getWebhookEndpoint(endpointId, call) {
+      const path = "/v2/webhook_endpoints/{endpoint_id}";
+      return unwrap(await raw.GET(path, { params: { path: { endpoint_id: endpointId } }, ...call }), "GET", path);
+    },
+    async updateWebhookEndpoint(endpointId, body, call) {
+      const path = "/v2/webhook_endpoints/{endpoint_id}";
+      return unwrap(await raw.PATCH(path, { params: { path: { endpoint_id: endpointId } }, body, ...call }), "PATCH", path);
+    },
+    async deleteWebhookEndpoint(endpointId, call) {
+      const path = "/v2/webhook_endpoints/{endpoint_id}";
+      unwrap(await raw.DELETE(path, { params: { path: { endpoint_id: endpointId } }, ...call }), "DELETE", path);
+    },
+    async rotateWebhookEndpointSecret(endpointId, body, call) {
+      const path = "/v2/webhook_endpoints/{endpoint_id}/rotate_secret";
+      const { header, ...rest } = post(call);
+      return unwrap(await raw.POST(path, { params: { path: { endpoint_id: endpointId }, header }, body: body ?? {}, ...rest }), "POST", path);
+    },
+    async sendTestWebhookEvent(endpointId, call) {
+      const path = "/v2/webhook_endpoints/{endpoint_id}/test";
+      const { header, ...rest } = post(call);
+      return unwrap(await raw.POST(path, { params: { path: { endpoint_id: endpointId }, header }, ...rest }), "POST", path);
+    },
+    async recoverWebhookDeliveries(endpointId, body, call) {
+      const path = "/v2/webhook_endpoints/{endpoint_id}/recover";
+      const { header, ...rest } = post(call);
+      return unwrap(await raw.POST(path, { params: { path: { endpoint_id: endpointId }, header }, body, ...rest }), "POST", path);
+    },
+    async getWebhookDelivery(deliveryId, call) {
+      const path = "/v2/webhook_deliveries/{delivery_id}";
+      return unwrap(await raw.GET(path, { params: { path: { delivery_id: deliveryId } }, ...call }), "GET", path);
+    },
+    async listWebhookDeliveryAttempts(deliveryId, query, call) {
+      const path = "/v2/webhook_deliveries/{delivery_id}/attempts";
+      return unwrap(await raw.GET(path, { params: { path: { delivery_id: deliveryId }, query }, ...call }), "GET", path);
+    },
+    paginateWebhookDeliveryAttempts(deliveryId, opts) {
+      // the list's own path with the id in it: the shared walker needs no path parameters
+      const path = `/v2/webhook_deliveries/${encodeURIComponent(deliveryId)}/attempts`;
+      return paginateForward(listPage, path, opts?.query ?? {}, opts?.signal) as AsyncIterableIterator<WebhookDeliveryAttempt>;
+    },
+    async retryWebhookDelivery(deliveryId, call) {
+      const path = "/v2/webhook_deliveries/{delivery_id}/retry";
+      const { header, ...rest } = post(call);
+      return unwrap(await raw.POST(path, { params: { path: { delivery_id: deliveryId }, header }, ...rest }), "POST", path);
     },
     async listWebhookDeliveries(query, call) {
       return unwrap(
@@ -192,6 +277,12 @@ export function createClient(options: ClientOptions): AuditReviewClient {
       return paginateBackward(listPage, path, opts.query, opts.signal) as AsyncIterableIterator<never>;
     },
   };
+}
+
+/** A POST's per-call options as openapi-fetch takes them: the key travels as its header parameter. */
+function post(call: PostOptions | undefined): CallOptions & { header: { "Idempotency-Key"?: string } } {
+  const { idempotencyKey, ...rest } = call ?? {};
+  return { ...rest, header: idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey } };
 }
 
 function resolveTokenSource(options: ClientOptions): TokenSource {

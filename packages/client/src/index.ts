@@ -12,7 +12,12 @@ export {
   type ListQuery,
   type ListQuestionSetsQuery,
   type ListWebhookDeliveriesQuery,
+  type ListWebhookDeliveryAttemptsQuery,
   type ListWebhookEndpointsQuery,
+  type PostOptions,
+  type RecoverBody,
+  type RotateSecretBody,
+  type WebhookEndpointUpdateBody,
 } from "./client.js";
 export { ApiError, isProblem } from "./errors.js";
 export { bearerAuth, type TokenSource } from "./middleware/auth.js";

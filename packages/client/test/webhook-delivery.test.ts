@@ -120,7 +120,7 @@ describe("a delivery sent by the server's engine", () => {
   });
 
   it("when the secret was rotated, then deliveries carry two v1 signatures and the old and the new secret both verify", async () => {
-    const rotated = await org.rotateSecret(endpoint.id);
+    const rotated = await org.client.rotateWebhookEndpointSecret(endpoint.id);
     expect(rotated.secret).not.toBe(endpoint.secret);
     const id = randomUUID();
     await org.publishEvent({ id, type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: set.id, result: "passed" } });
@@ -130,5 +130,31 @@ describe("a delivery sent by the server's engine", () => {
     expect(verifyWebhook({ ...request, secret: rotated.secret }).id).toBe(id);
     expect(verifyWebhook({ ...request, secret: endpoint.secret }).id).toBe(id);
     expect(verifyWebhook({ ...request, secrets: [`whsec_${Buffer.alloc(32, 9).toString("base64")}`, rotated.secret] }).id).toBe(id);
+  });
+
+  it("when a delivery is retried through the client, then its attempts walk page by page, newest first", async () => {
+    const { data } = await org.client.listWebhookDeliveries({ endpoint_id: endpoint.id, limit: 100 });
+    const delivery = data.find((d) => d.event_id === eventId)!;
+    for (let i = 0; i < 2; i++) {
+      await vi.waitFor(async () => expect((await org.client.getWebhookDelivery(delivery.id)).status).toBe("succeeded"), { timeout: 15_000, interval: 50 });
+      const key = `retry-${i}-${randomUUID()}`;
+      const queued = await org.client.retryWebhookDelivery(delivery.id, { idempotencyKey: key });
+      expect(queued.status).toBe("pending");
+      // the same key again replays instead of queuing a second attempt
+      expect((await org.client.retryWebhookDelivery(delivery.id, { idempotencyKey: key })).id).toBe(delivery.id);
+      await receiver.nextRequest();
+    }
+    await vi.waitFor(async () => expect((await org.client.getWebhookDelivery(delivery.id)).attempt_count).toBe(3), { timeout: 15_000, interval: 50 });
+
+    const walked = [];
+    for await (const attempt of org.client.paginateWebhookDeliveryAttempts(delivery.id, { query: { limit: 1 } })) walked.push(attempt);
+    expect(walked.map((a) => [a.attempt_number, a.trigger, a.response_status])).toEqual([
+      [3, "manual", 204],
+      [2, "manual", 204],
+      [1, "scheduled", 204],
+    ]);
+    const firstPage = await org.client.listWebhookDeliveryAttempts(delivery.id, { limit: 2, include_total: "true" });
+    expect(firstPage).toMatchObject({ has_more: true, total_count: 3 });
+    expect(firstPage.data.map((a) => a.id)).toEqual(walked.slice(0, 2).map((a) => a.id));
   });
 });

@@ -10,12 +10,15 @@
 // process's retries, leases of a crashed process expiring).
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import type { AttemptTrigger } from "@audit-review/api-types/internal";
 import type { DeliveryConfig } from "../config.js";
 import type { Database } from "../db/client.js";
+import { newId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import {
   deliveriesQueueRepo,
+  type AttemptRecord,
   type ClaimedDelivery,
   type QueueEndpoint,
   type QueueEvent,
@@ -172,21 +175,27 @@ export function createDispatcher({
   }
 
   /** One attempt, including receiver auth and the single token refetch after a 401. */
-  async function attempt(ep: QueueEndpoint, eventId: string, body: string): Promise<AttemptResult> {
+  async function attempt(ep: QueueEndpoint, eventId: string, body: string): Promise<AttemptResult & { responseBody: string | null }> {
     let auth = await receiverAuth.headersFor(ep);
-    if (!auth.ok) return { ok: false, status: null, error: auth.error, retryAfterMs: null };
+    if (!auth.ok) return { ok: false, status: null, error: auth.error, retryAfterMs: null, responseBody: null };
     let res = await send(ep, eventId, body, auth.headers);
     if (res.status === 401 && auth.refreshable) {
       receiverAuth.invalidate(ep, auth.headers);
       auth = await receiverAuth.headersFor(ep);
-      if (!auth.ok) return { ok: false, status: null, error: auth.error, retryAfterMs: null };
+      if (!auth.ok) return { ok: false, status: null, error: auth.error, retryAfterMs: null, responseBody: null };
       res = await send(ep, eventId, body, auth.headers);
     }
-    return { ok: res.ok, status: res.status, error: res.error, retryAfterMs: parseRetryAfter(res.headers["retry-after"], now()) };
+    return {
+      ok: res.ok,
+      status: res.status,
+      error: res.error,
+      retryAfterMs: parseRetryAfter(res.headers["retry-after"], now()),
+      responseBody: res.responseBody,
+    };
   }
 
   /** `at` is the moment the outcome was decided: `updated_at`, and the base of `next_attempt_at`. */
-  async function record(job: Job, update: DeliveryUpdate, effect: EndpointEffect | null, at: Date): Promise<void> {
+  async function record(job: Job, update: DeliveryUpdate, effect: EndpointEffect | null, at: Date, attemptRow: AttemptRecord | null = null): Promise<void> {
     const d = job.delivery;
     const result = await queue.record({
       deliveryId: d.id,
@@ -194,6 +203,7 @@ export function createDispatcher({
       leaseToken: job.leaseToken,
       update,
       endpoint: effect,
+      attempt: attemptRow,
       now: at,
       failingDisableAfterMs: config.failingDisableAfterMs,
     });
@@ -221,10 +231,24 @@ export function createDispatcher({
       responses_filter: ep.payload_responses_filter,
       include_informational: ep.payload_include_informational,
     });
+    const startedAt = now();
     const started = performance.now();
     const result = await attempt(ep, ev.id, body);
     const decidedAt = now();
     const outcome = decideOutcome({ attemptCount: d.attempt_count, result, failingSince: ep.failing_since, now: decidedAt, random, config });
+    const trigger = d.next_trigger as AttemptTrigger;
+    // A manual retry or recovery asks for one attempt, not a new schedule.
+    if (trigger === "manual" && outcome.delivery.status === "retrying") {
+      outcome.delivery = { ...outcome.delivery, status: "failed", next_attempt_at: null };
+    }
+    const attemptRow: AttemptRecord = {
+      id: newId(),
+      trigger,
+      url: ep.url,
+      started_at: startedAt,
+      duration_ms: Math.round(performance.now() - started),
+      response_body: result.responseBody,
+    };
     log.info(
       {
         delivery_id: d.id,
@@ -238,7 +262,7 @@ export function createDispatcher({
       },
       "delivery attempt",
     );
-    await record(job, outcome.delivery, outcome.endpoint, decidedAt);
+    await record(job, outcome.delivery, outcome.endpoint, decidedAt, attemptRow);
   }
 
   // ---- claiming --------------------------------------------------------------------------------

@@ -29,6 +29,26 @@ export interface SendOutcome {
   error: SendError | null;
 }
 
+/** What a webhook attempt keeps of the answer besides its status: the start of its body. */
+export interface WebhookSendOutcome extends SendOutcome {
+  /** the first RESPONSE_PREVIEW_BYTES of the body as text; null when no answer arrived */
+  responseBody: string | null;
+}
+
+/** How much of a receiver's answer the attempt history keeps (DESIGN.md §7). */
+export const RESPONSE_PREVIEW_BYTES = 1024;
+
+/**
+ * The first bytes of a body as storable text: a character cut in half at the limit is dropped,
+ * and NUL (which PostgreSQL text cannot hold) is removed.
+ */
+export function responsePreview(body: Buffer): string {
+  const cut = body.length > RESPONSE_PREVIEW_BYTES;
+  // stream: true holds back a character cut in half at the limit instead of mangling it
+  const text = new TextDecoder().decode(body.subarray(0, RESPONSE_PREVIEW_BYTES), { stream: cut });
+  return text.replace(/\u0000/g, "");
+}
+
 export interface SendRequest {
   url: string;
   headers: Record<string, string>;
@@ -53,8 +73,8 @@ export interface RawOutcome extends SendOutcome {
 }
 
 export interface Sender {
-  /** One webhook attempt: POST, no redirects, body read capped and thrown away. */
-  send(req: SendRequest): Promise<SendOutcome>;
+  /** One webhook attempt: POST, no redirects, body read capped; only its first 1 KiB is kept. */
+  send(req: SendRequest): Promise<WebhookSendOutcome>;
   /** Same agent, same address pinning: for OAuth2 token fetches and the like. */
   request(req: RawRequest): Promise<RawOutcome>;
   close(): Promise<void>;
@@ -296,14 +316,14 @@ export function createSender({
 
   return {
     async send({ url, headers, body }) {
-      const { ok, status, headers: responseHeaders, durationMs, error } = await exchange({
+      const { ok, status, headers: responseHeaders, durationMs, error, body: answer } = await exchange({
         url,
         method: "POST",
         headers,
         body,
         maxResponseBytes,
       });
-      return { ok, status, headers: responseHeaders, durationMs, error };
+      return { ok, status, headers: responseHeaders, durationMs, error, responseBody: status === null ? null : responsePreview(Buffer.from(answer, "utf8")) };
     },
     request({ url, method = "POST", headers = {}, body, maxResponseBytes: cap = maxResponseBytes }) {
       return exchange({ url, method, headers, body, maxResponseBytes: cap });

@@ -3,7 +3,10 @@ import type { RequestHandler } from "express";
 import { AppError } from "../lib/errors.js";
 import { sendProblem } from "./problem.js";
 
-/** A fixed one-minute window per token (per client address before authentication). */
+/**
+ * A fixed one-minute window per token. Requests without a token that get this far are the
+ * contract's tokenless service operations (health, docs, spec): probes must never be refused.
+ */
 export function rateLimiter(perMinute: number): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
@@ -11,6 +14,7 @@ export function rateLimiter(perMinute: number): RequestHandler {
     // No RateLimit/RateLimit-Policy headers: the contract documents only Retry-After on 429.
     standardHeaders: false,
     legacyHeaders: false,
+    skip: (req) => !req.auth,
     keyGenerator: (req) => req.auth?.tokenId ?? `ip:${req.ip}`,
     validate: { keyGeneratorIpFallback: false },
     handler: (req, res) => {

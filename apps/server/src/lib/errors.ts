@@ -33,8 +33,14 @@ export class ValidationErrors extends AppError {
 }
 
 export class ValidationError extends ValidationErrors {
-  constructor(location: ProblemIssue["location"], name: string, message: string) {
-    super([{ location, name, message }]);
+  constructor(location: ProblemIssue["location"], name: string, message: string, more: ProblemIssue[] = []) {
+    super([{ location, name, message }, ...more]);
+  }
+
+  /** One problem naming every offending field (never only the first). */
+  static many(location: ProblemIssue["location"], issues: ReadonlyArray<{ name: string; message: string }>): ValidationError {
+    const [first, ...rest] = issues;
+    return new ValidationError(location, first!.name, first!.message, rest.map((i) => ({ location, ...i })));
   }
 }
 
@@ -80,5 +86,29 @@ export class NotFoundError extends AppError {
 export class EndpointLimitReachedError extends AppError {
   constructor(limit: number) {
     super(409, "ENDPOINT_LIMIT_REACHED", "Endpoint limit reached", `An org can have at most ${limit} webhook endpoints.`);
+  }
+}
+
+export class EndpointDisabledError extends AppError {
+  constructor() {
+    super(409, "ENDPOINT_DISABLED", "Endpoint disabled", "The webhook endpoint is disabled.");
+  }
+}
+
+export class DeliveryInProgressError extends AppError {
+  constructor() {
+    super(409, "DELIVERY_IN_PROGRESS", "Delivery in progress", "The delivery is still pending or retrying.");
+  }
+}
+
+export class IdempotencyKeyInUseError extends AppError {
+  constructor() {
+    super(409, "IDEMPOTENCY_KEY_IN_USE", "Idempotency key in use", "A request with this Idempotency-Key is still being processed.");
+  }
+}
+
+export class IdempotencyKeyReusedError extends AppError {
+  constructor() {
+    super(422, "IDEMPOTENCY_KEY_REUSED", "Idempotency key reused", "This Idempotency-Key was used with a different request.");
   }
 }

@@ -8,11 +8,20 @@
 import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
 import type { Database, SqlExecutor } from "../db/client.js";
 import type { DeliveryUpdate, EndpointEffect } from "../delivery/outcome.js";
-import type { WebhookDelivery, WebhookEndpoint } from "../generated/prisma/client.js";
+import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import type { StoredEvent } from "./events.repo.js";
 
 /** The columns the dispatcher needs, typed from the Prisma models they are read from. */
-export type ClaimedDelivery = Pick<WebhookDelivery, "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status">;
+export type ClaimedDelivery = Pick<
+  WebhookDelivery,
+  "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status" | "next_trigger"
+>;
+
+/** The attempt row written with an outcome (DESIGN.md §7); absent when no attempt was made. */
+export type AttemptRecord = Pick<
+  WebhookDeliveryAttempt,
+  "id" | "trigger" | "url" | "started_at" | "duration_ms" | "response_body"
+>;
 
 export type QueueEndpoint = Pick<
   WebhookEndpoint,
@@ -55,6 +64,8 @@ export interface RecordRequest {
   leaseToken: string;
   update: DeliveryUpdate;
   endpoint: EndpointEffect | null;
+  /** the attempt made, stored with the outcome; null when none was made (endpoint gone meanwhile) */
+  attempt: AttemptRecord | null;
   now: Date;
   /** a failure streak that started before this disables the endpoint (`failing`) */
   failingDisableAfterMs: number;
@@ -103,7 +114,7 @@ UPDATE webhook_deliveries d
    SET locked_until = now() + $7::int * interval '1 millisecond', lease_owner = $8
   FROM chosen
  WHERE d.id = chosen.id
-RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status`;
+RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger`;
 
 const ENDPOINTS = `
 SELECT id, url, status, deleted_at, failing_since, payload_fields, payload_result_format,
@@ -117,13 +128,33 @@ SELECT id, type, audit_id, question_set_id, document_id, result, raw_result, res
   FROM events
  WHERE id = ANY($1::uuid[])`;
 
+// A manual or test trigger is spent by the attempt it started; later ones follow the schedule
+// (a test delivery's attempts all stay tests).
+const NEXT_TRIGGER = "CASE WHEN is_test THEN 'test' ELSE 'scheduled' END";
+
+// The attempt row, from the delivery row the outcome was just written to ($11 is the
+// "healthy" flag of RECORD_HEALTHY; the attempt's own values are $12…$17).
+const ATTEMPT_FROM_D = `
+INSERT INTO webhook_delivery_attempts
+       (id, org_id, delivery_id, endpoint_id, attempt_number, trigger, url, started_at, duration_ms,
+        response_status, response_body, error_code, error_message)
+SELECT $12::uuid, d.org_id, d.id, d.endpoint_id, $4::int, $13::text, $14::text, $15::timestamptz, $16::int,
+       $6::int, $17::text, $7::text, $8::text
+  FROM d
+ WHERE $12::uuid IS NOT NULL`;
+
 const RECORD = `
-UPDATE webhook_deliveries
-   SET status = $3, attempt_count = $4, next_attempt_at = COALESCE($5, next_attempt_at),
-       last_response_status = $6, last_error_code = $7, last_error_message = $8, delivered_at = $9,
-       locked_until = NULL, lease_owner = NULL, updated_at = $10
- WHERE id = $1 AND lease_owner = $2 AND status IN ${LIVE}
-RETURNING id`;
+WITH d AS (
+  UPDATE webhook_deliveries
+     SET status = $3, attempt_count = $4, next_attempt_at = COALESCE($5, next_attempt_at),
+         last_response_status = $6, last_error_code = $7, last_error_message = $8, delivered_at = $9,
+         locked_until = NULL, lease_owner = NULL, updated_at = $10, next_trigger = ${NEXT_TRIGGER}
+   -- $11 is RECORD_HEALTHY's; named here only so both statements take one parameter list
+   WHERE id = $1 AND lease_owner = $2 AND status IN ${LIVE} AND $11::boolean IS NOT NULL
+  RETURNING id, org_id, endpoint_id
+), a AS (${ATTEMPT_FROM_D}
+)
+SELECT id FROM d`;
 
 /**
  * The common case (a success, or no effect on the endpoint) in one autocommit statement: the
@@ -134,9 +165,10 @@ WITH d AS (
   UPDATE webhook_deliveries
      SET status = $3, attempt_count = $4, next_attempt_at = COALESCE($5, next_attempt_at),
          last_response_status = $6, last_error_code = $7, last_error_message = $8, delivered_at = $9,
-         locked_until = NULL, lease_owner = NULL, updated_at = $10
+         locked_until = NULL, lease_owner = NULL, updated_at = $10, next_trigger = ${NEXT_TRIGGER}
    WHERE id = $1 AND lease_owner = $2 AND status IN ${LIVE}
-  RETURNING id, endpoint_id
+  RETURNING id, org_id, endpoint_id
+), a AS (${ATTEMPT_FROM_D}
 ), cleared AS (
   UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = $10
     FROM d
@@ -164,10 +196,15 @@ const DISABLED_MESSAGES = {
   failing: "the endpoint was disabled: its deliveries kept failing",
 } as const;
 
-/** $1…$10 of RECORD and RECORD_HEALTHY. */
-function recordParams(r: RecordRequest): unknown[] {
+/** $1…$17 of RECORD and RECORD_HEALTHY ($11: whether a failure streak is to be cleared). */
+function recordParams(r: RecordRequest, healthy: boolean): unknown[] {
   const u = r.update;
-  return [r.deliveryId, r.leaseToken, u.status, u.attempt_count, u.next_attempt_at, u.last_response_status, u.last_error_code, u.last_error_message, u.delivered_at, r.now];
+  const a = r.attempt;
+  return [
+    r.deliveryId, r.leaseToken, u.status, u.attempt_count, u.next_attempt_at, u.last_response_status, u.last_error_code,
+    u.last_error_message, u.delivered_at, r.now, healthy,
+    a?.id ?? null, a?.trigger ?? null, a?.url ?? null, a?.started_at ?? null, a?.duration_ms ?? null, a?.response_body ?? null,
+  ];
 }
 
 export function deliveriesQueueRepo(db: Database) {
@@ -220,12 +257,13 @@ export function deliveriesQueueRepo(db: Database) {
     },
 
     /**
-     * Stores an attempt's outcome and its effect on the endpoint in one transaction, only if the
-     * row is still leased under `leaseToken`; otherwise nothing changes.
+     * Stores an attempt's outcome, its attempt row and its effect on the endpoint in one
+     * statement or transaction, only if the row is still leased under `leaseToken`; otherwise
+     * nothing changes.
      */
     async record(r: RecordRequest): Promise<RecordResult> {
       if (!r.endpoint || r.endpoint.kind === "healthy") {
-        const rows = await db.query(RECORD_HEALTHY, [...recordParams(r), r.endpoint?.kind === "healthy"]);
+        const rows = await db.query(RECORD_HEALTHY, recordParams(r, r.endpoint?.kind === "healthy"));
         return { recorded: rows.length > 0, disabled: null };
       }
       try {
@@ -234,7 +272,7 @@ export function deliveriesQueueRepo(db: Database) {
             "SELECT failing_since FROM webhook_endpoints WHERE id = $1 FOR UPDATE",
             [r.endpointId],
           );
-          const updated = await tx.query(RECORD, recordParams(r));
+          const updated = await tx.query(RECORD, recordParams(r, false));
           if (!updated.length) throw new LeaseLost();
 
           let disabled: RecordResult["disabled"] = null;

@@ -36,8 +36,8 @@ WITH ev AS (
   ON CONFLICT (id) DO NOTHING
   RETURNING id
 ), fan AS (
-  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at)
-  SELECT ${UUIDV7_SQL}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, $11, $11, $11
+  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
+  SELECT ${UUIDV7_SQL}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, $11, $11, $11, CASE WHEN $12 THEN 'test' ELSE 'scheduled' END
   FROM ev JOIN webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS NULL AND e.status = 'enabled'
   WHERE CASE WHEN $13::uuid IS NULL
     THEN $3 = ANY (e.event_types)

@@ -41,15 +41,22 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
       });
     },
 
-    setStatus(orgId: string, id: string, status: "enabled" | "disabled", reason: string | null): Promise<EndpointRow | null> {
+    /**
+     * Applies a validated partial update in one transaction: either every field changes (and a
+     * disable fails the queued deliveries) or, when the endpoint is not live, nothing does.
+     */
+    update(orgId: string, id: string, data: Prisma.WebhookEndpointUpdateManyMutationInput, status: "enabled" | "disabled" | undefined): Promise<EndpointRow | null> {
       return prisma.$transaction(async (tx) => {
         const now = new Date();
+        const statusData: Prisma.WebhookEndpointUpdateManyMutationInput =
+          status === "disabled"
+            ? { status, disabled_reason: "manual", disabled_at: now }
+            : status === "enabled"
+              ? { status, disabled_reason: null, disabled_at: null, failing_since: null }
+              : {};
         const { count } = await tx.webhookEndpoint.updateMany({
           where: { id, org_id: orgId, deleted_at: null },
-          data:
-            status === "disabled"
-              ? { status, disabled_reason: reason, disabled_at: now, updated_at: now }
-              : { status, disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now },
+          data: { ...data, ...statusData, updated_at: now },
         });
         if (!count) return null;
         if (status === "disabled") await failQueued(tx, id, "endpoint_disabled", "the endpoint was disabled", now);
@@ -69,20 +76,35 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
       });
     },
 
-    async rotateSecret(orgId: string, id: string, next: { secret_enc: Uint8Array<ArrayBuffer>; secret_hint: string }, graceMs: number) {
-      const row = await prisma.webhookEndpoint.findFirst({ where: { id, org_id: orgId, deleted_at: null } });
-      if (!row) return null;
-      const now = new Date();
-      return prisma.webhookEndpoint.update({
-        where: { id },
-        data: {
-          previous_secret_enc: row.secret_enc,
-          previous_secret_expires_at: new Date(now.getTime() + graceMs),
-          secret_enc: next.secret_enc,
-          secret_hint: next.secret_hint,
-          updated_at: now,
-        },
+    /** The current secret becomes the previous one (for `graceMs`; none when 0). Row-locked: two rotations queue. */
+    rotateSecret(orgId: string, id: string, next: { secret_enc: Uint8Array<ArrayBuffer>; secret_hint: string }, graceMs: number) {
+      return prisma.$transaction(async (tx) => {
+        const [locked] = await tx.$queryRaw<{ id: string }[]>`
+          SELECT id FROM webhook_endpoints WHERE id = ${id}::uuid AND org_id = ${orgId} AND deleted_at IS NULL FOR UPDATE`;
+        if (!locked) return null;
+        const row = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
+        const now = new Date();
+        return tx.webhookEndpoint.update({
+          where: { id },
+          data: {
+            previous_secret_enc: graceMs > 0 ? row.secret_enc : null,
+            previous_secret_expires_at: graceMs > 0 ? new Date(now.getTime() + graceMs) : null,
+            secret_enc: next.secret_enc,
+            secret_hint: next.secret_hint,
+            updated_at: now,
+          },
+        });
       });
+    },
+
+    /** Queues the endpoint's failed deliveries created in [since, until) again, for one manual attempt each. */
+    async requeueFailed(orgId: string, endpointId: string, since: Date, until: Date): Promise<number> {
+      const now = new Date();
+      const { count } = await prisma.webhookDelivery.updateMany({
+        where: { org_id: orgId, endpoint_id: endpointId, status: "failed", created_at: { gte: since, lt: until } },
+        data: { status: "pending", next_attempt_at: now, next_trigger: "manual", locked_until: null, lease_owner: null, updated_at: now },
+      });
+      return count;
     },
   };
 }

@@ -3,13 +3,10 @@ import type { IngestCodingEvaluationRequest, IngestQuestionSetRequest, PublishEv
 import { authOf } from "../http/context.js";
 import { presentCodingEvaluation } from "../presenters/coding-evaluation.presenter.js";
 import { presentQuestionSet } from "../presenters/question-set.presenter.js";
-import { presentWebhookDelivery } from "../presenters/webhook-delivery.presenter.js";
-import { presentCreatedWebhookEndpoint, presentWebhookEndpoint } from "../presenters/webhook-endpoint.presenter.js";
 import type { Services } from "../services/index.js";
 
-/** The x-internal operations: ingestion by the audit pipeline and endpoint administration. */
+/** The x-internal operations: ingestion by the audit pipeline (nothing else is internal). */
 export function internalRoutes(s: Services): Router {
-  const endpointPath = "/v2/internal/webhook_endpoints/:endpoint_id";
   return Router({ caseSensitive: true })
     .post("/v2/internal/question_sets", async function ingestQuestionSet(req, res) {
       const set = await s.questionSets.ingestQuestionSet(authOf(req), req.body as IngestQuestionSetRequest);
@@ -47,23 +44,5 @@ export function internalRoutes(s: Services): Router {
         created: out.created,
         deliveries_created: out.deliveriesCreated,
       });
-    })
-    .delete(endpointPath, async function deleteWebhookEndpoint(req, res) {
-      await s.webhookEndpoints.deleteWebhookEndpoint(authOf(req), req.params.endpoint_id!);
-      res.status(204).end();
-    })
-    .post(`${endpointPath}/disable`, async function disableWebhookEndpoint(req, res) {
-      res.json(presentWebhookEndpoint(await s.webhookEndpoints.disableWebhookEndpoint(authOf(req), req.params.endpoint_id!)));
-    })
-    .post(`${endpointPath}/enable`, async function enableWebhookEndpoint(req, res) {
-      res.json(presentWebhookEndpoint(await s.webhookEndpoints.enableWebhookEndpoint(authOf(req), req.params.endpoint_id!)));
-    })
-    .post(`${endpointPath}/rotate_secret`, async function rotateWebhookEndpointSecret(req, res) {
-      const { endpoint, secret } = await s.webhookEndpoints.rotateWebhookEndpointSecret(authOf(req), req.params.endpoint_id!);
-      res.json(presentCreatedWebhookEndpoint(endpoint, secret));
-    })
-    .post(`${endpointPath}/send_test`, async function sendTestWebhook(req, res) {
-      const deliveryId = await s.events.sendTestWebhook(authOf(req), req.params.endpoint_id!);
-      res.status(201).json(presentWebhookDelivery(await s.webhookDeliveries.getDelivery(authOf(req), deliveryId)));
     });
 }

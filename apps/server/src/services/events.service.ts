@@ -1,6 +1,6 @@
 import type { PublishEventRequest } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../http/context.js";
-import { ValidationError } from "../lib/errors.js";
+import { EndpointDisabledError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { EventsRepo, StoredResponse } from "../repos/events.repo.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
@@ -61,9 +61,9 @@ export function eventsService({ events, questionSets, endpoints, onQueued }: Eve
     },
 
     /** A synthetic audit.completed for one endpoint, whatever its filters; flagged is_test. */
-    async sendTestWebhook(auth: AuthContext, endpointId: string) {
+    async sendTestWebhookEvent(auth: AuthContext, endpointId: string) {
       const endpoint = await endpoints.findOrThrow(auth, endpointId);
-      if (endpoint.status !== "enabled") throw new ValidationError("path", "endpoint_id", "the endpoint is disabled");
+      if (endpoint.status !== "enabled") throw new EndpointDisabledError();
       const published = await events.publish(
         {
           id: newId(),
@@ -75,7 +75,7 @@ export function eventsService({ events, questionSets, endpoints, onQueued }: Eve
           result: "passed",
           raw_result: "PASS (test)",
           responses: [
-            { question_id: newId(), query: "Is this a test event?", answer: "Yes", context: "Sent by send_test.", passed: true, informational: false },
+            { question_id: newId(), query: "Is this a test event?", answer: "Yes", context: "Sent by a test event.", passed: true, informational: false },
           ],
           occurred_at: new Date(),
           created_at: new Date(),

@@ -1,21 +1,59 @@
 import type { operations } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../http/context.js";
 import { pageRequest } from "../http/pagination.js";
+import { DeliveryInProgressError, EndpointDisabledError, NotFoundError } from "../lib/errors.js";
 import type { WebhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
+import type { WebhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
 
 type ListQuery = NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>;
+type AttemptsQuery = NonNullable<operations["listWebhookDeliveryAttempts"]["parameters"]["query"]>;
 
-export function webhookDeliveriesService(repo: WebhookDeliveriesRepo) {
+export interface WebhookDeliveriesDeps {
+  deliveries: WebhookDeliveriesRepo;
+  attempts: WebhookDeliveryAttemptsRepo;
+  /** wakes the dispatchers when a delivery was queued */
+  onQueued: () => void;
+}
+
+export function webhookDeliveriesService({ deliveries, attempts, onQueued }: WebhookDeliveriesDeps) {
+  const notFound = () => new NotFoundError("No webhook delivery with this id exists in your org.");
+
+  async function getWebhookDelivery(auth: AuthContext, id: string) {
+    const row = await deliveries.findById(auth.orgId, id);
+    if (!row) throw notFound();
+    return row;
+  }
+
   return {
     listWebhookDeliveries(auth: AuthContext, query: ListQuery) {
-      return repo.list(
+      return deliveries.list(
         auth.orgId,
         { endpointId: query.endpoint_id, status: query.status, eventType: query.event_type, auditId: query.audit_id },
         pageRequest(query),
       );
     },
-    getDelivery(auth: AuthContext, id: string) {
-      return repo.findById(auth.orgId, id);
+
+    getWebhookDelivery,
+
+    async listWebhookDeliveryAttempts(auth: AuthContext, id: string, query: AttemptsQuery) {
+      const page = pageRequest(query);
+      await getWebhookDelivery(auth, id);
+      return attempts.list(auth.orgId, id, page);
+    },
+
+    async retryWebhookDelivery(auth: AuthContext, id: string) {
+      const result = await deliveries.requeue(auth.orgId, id);
+      switch (result.kind) {
+        case "not_found":
+          throw notFound();
+        case "endpoint_disabled":
+          throw new EndpointDisabledError();
+        case "in_progress":
+          throw new DeliveryInProgressError();
+        case "queued":
+          onQueued();
+          return result.delivery;
+      }
     },
   };
 }

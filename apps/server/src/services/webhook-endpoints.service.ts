@@ -1,8 +1,16 @@
-import type { AuthenticationInput, CreateWebhookEndpointRequest, PayloadField, operations } from "@audit-review/api-types/internal";
+import type {
+  AuthenticationInput,
+  CreateWebhookEndpointRequest,
+  PayloadField,
+  RecoverRequest,
+  RotateSecretRequest,
+  WebhookEndpointUpdate,
+  operations,
+} from "@audit-review/api-types/internal";
 import type { Prisma } from "../generated/prisma/client.js";
 import type { AuthContext } from "../http/context.js";
 import { pageRequest } from "../http/pagination.js";
-import { EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
+import { EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import { generateSigningSecret, secretHint } from "../delivery/signing.js";
@@ -13,6 +21,8 @@ import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 type ListQuery = NonNullable<operations["listWebhookEndpoints"]["parameters"]["query"]>;
 
 export const ENDPOINT_LIMIT = 20;
+/** How far back a recovery may reach (DESIGN.md §7). */
+export const RECOVERY_WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
   "data.documentId",
   "data.result",
@@ -36,6 +46,8 @@ export interface WebhookEndpointsDeps {
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
+  /** wakes the dispatchers when deliveries were queued */
+  onQueued: () => void;
 }
 
 /** Splits receiver authentication into what may be shown (config) and what is sealed (secrets). */
@@ -91,19 +103,28 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
   };
   const findOrThrow = async (auth: AuthContext, id: string) => found(await endpoints.findLive(auth.orgId, id));
 
+  /** The URL safety rules of create, applied wherever a URL is set. */
+  async function checkUrl(url: string): Promise<void> {
+    const check = await checkWebhookUrl(url, urlCheck);
+    if (!check.ok) throw new InvalidWebhookUrlError("url", check.reason);
+  }
+
+  async function checkQuestionSets(auth: AuthContext, setIds: string[]): Promise<string[]> {
+    const known = await questionSets.existingIds(auth.orgId, setIds);
+    const unknown = setIds.find((id) => !known.has(id));
+    if (unknown) throw new ValidationError("body", "filters.question_set_ids", `${unknown} is not a question set of your org`);
+    return setIds;
+  }
+
   return {
     listWebhookEndpoints(auth: AuthContext, query: ListQuery) {
       return endpoints.list(auth.orgId, query.status, pageRequest(query));
     },
 
     async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
-      const url = await checkWebhookUrl(body.url, urlCheck);
-      if (!url.ok) throw new InvalidWebhookUrlError("url", url.reason);
+      await checkUrl(body.url);
       const fields = payloadFields(body.payload?.fields);
-      const setIds = body.filters?.question_set_ids ?? [];
-      const known = await questionSets.existingIds(auth.orgId, setIds);
-      const unknown = setIds.find((id) => !known.has(id));
-      if (unknown) throw new ValidationError("body", "filters.question_set_ids", `${unknown} is not a question set of your org`);
+      const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
       const receiver = await receiverAuth(body.authentication, urlCheck);
 
       const secret = generateSigningSecret();
@@ -136,27 +157,66 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       return { endpoint: row, secret };
     },
 
-    async disableWebhookEndpoint(auth: AuthContext, id: string) {
-      return found(await endpoints.setStatus(auth.orgId, id, "disabled", "manual"));
-    },
+    getWebhookEndpoint: findOrThrow,
 
-    async enableWebhookEndpoint(auth: AuthContext, id: string) {
-      return found(await endpoints.setStatus(auth.orgId, id, "enabled", null));
+    /**
+     * Everything is validated before anything is written, and the write is one transaction, so a
+     * rejected update leaves the endpoint as it was.
+     */
+    async updateWebhookEndpoint(auth: AuthContext, id: string, body: WebhookEndpointUpdate) {
+      await findOrThrow(auth, id);
+      const data: Prisma.WebhookEndpointUpdateManyMutationInput = {};
+      if (body.url !== undefined) {
+        await checkUrl(body.url);
+        data.url = body.url;
+      }
+      if (body.description !== undefined) data.description = body.description;
+      if (body.event_types !== undefined) data.event_types = body.event_types;
+      if (body.filters !== undefined) {
+        data.filter_question_set_ids = await checkQuestionSets(auth, body.filters.question_set_ids ?? []);
+        data.filter_audit_results = body.filters.audit_results ?? "all";
+      }
+      if (body.payload !== undefined) {
+        data.payload_format = body.payload.format ?? "standard_v1";
+        data.payload_fields = payloadFields(body.payload.fields);
+        data.payload_result_format = body.payload.result_format ?? "normalized";
+        data.payload_responses_filter = body.payload.responses_filter ?? "all";
+        data.payload_include_informational = body.payload.include_informational_questions ?? false;
+      }
+      if (body.authentication !== undefined) {
+        const receiver = await receiverAuth(body.authentication, urlCheck);
+        data.auth_type = receiver.type;
+        data.auth_config = receiver.config;
+        data.auth_secret_enc = receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null;
+      }
+      if (body.signing?.legacy_signature !== undefined) data.legacy_signature = body.signing.legacy_signature;
+      return found(await endpoints.update(auth.orgId, id, data, body.status));
     },
 
     async deleteWebhookEndpoint(auth: AuthContext, id: string) {
       if (!(await endpoints.softDelete(auth.orgId, id))) throw notFound();
     },
 
-    async rotateWebhookEndpointSecret(auth: AuthContext, id: string) {
+    async rotateWebhookEndpointSecret(auth: AuthContext, id: string, body: RotateSecretRequest | undefined) {
       const secret = generateSigningSecret();
-      const row = await endpoints.rotateSecret(
-        auth.orgId,
-        id,
-        { secret_enc: toBytes(secretBox.seal(secret)), secret_hint: secretHint(secret) },
-        deps.rotationGraceMs,
-      );
+      const graceMs = body?.expires_in !== undefined ? body.expires_in * 1000 : deps.rotationGraceMs;
+      const row = await endpoints.rotateSecret(auth.orgId, id, { secret_enc: toBytes(secretBox.seal(secret)), secret_hint: secretHint(secret) }, graceMs);
       return { endpoint: found(row), secret };
+    },
+
+    async recoverWebhookDeliveries(auth: AuthContext, id: string, body: RecoverRequest): Promise<number> {
+      const now = Date.now();
+      const since = new Date(body.since);
+      const until = body.until !== undefined ? new Date(body.until) : new Date(now);
+      const issues = [];
+      if (since.getTime() < now - RECOVERY_WINDOW_MS) issues.push({ name: "since", message: "must be at most 14 days back" });
+      if (until.getTime() <= since.getTime()) issues.push({ name: "until", message: "must be after since" });
+      if (issues.length) throw ValidationError.many("body", issues);
+      const endpoint = await findOrThrow(auth, id);
+      if (endpoint.status !== "enabled") throw new EndpointDisabledError();
+      const queued = await endpoints.requeueFailed(auth.orgId, id, since, until);
+      if (queued) deps.onQueued();
+      return queued;
     },
 
     findOrThrow,

@@ -46,11 +46,22 @@ const OPERATIONS: Operation[] = [
     body: () => ({ id: randomUUID(), type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: randomUUID(), result: "passed" } }),
     okStatus: 400, // the set is unknown: reached the service
   },
-  { operationId: "deleteWebhookEndpoint", method: "DELETE", path: "/v2/internal/webhook_endpoints/{id}", scope: "internal:admin", okStatus: 404 },
-  { operationId: "disableWebhookEndpoint", method: "POST", path: "/v2/internal/webhook_endpoints/{id}/disable", scope: "internal:admin", okStatus: 404 },
-  { operationId: "enableWebhookEndpoint", method: "POST", path: "/v2/internal/webhook_endpoints/{id}/enable", scope: "internal:admin", okStatus: 404 },
-  { operationId: "rotateWebhookEndpointSecret", method: "POST", path: "/v2/internal/webhook_endpoints/{id}/rotate_secret", scope: "internal:admin", okStatus: 404 },
-  { operationId: "sendTestWebhook", method: "POST", path: "/v2/internal/webhook_endpoints/{id}/send_test", scope: "internal:admin", okStatus: 404 },
+  { operationId: "getWebhookEndpoint", method: "GET", path: "/v2/webhook_endpoints/{id}", scope: "webhooks:read", okStatus: 404 },
+  { operationId: "updateWebhookEndpoint", method: "PATCH", path: "/v2/webhook_endpoints/{id}", scope: "webhooks:write", body: () => ({ description: "d" }), okStatus: 404 },
+  { operationId: "deleteWebhookEndpoint", method: "DELETE", path: "/v2/webhook_endpoints/{id}", scope: "webhooks:write", okStatus: 404 },
+  { operationId: "rotateWebhookEndpointSecret", method: "POST", path: "/v2/webhook_endpoints/{id}/rotate_secret", scope: "webhooks:write", okStatus: 404 },
+  { operationId: "sendTestWebhookEvent", method: "POST", path: "/v2/webhook_endpoints/{id}/test", scope: "webhooks:write", okStatus: 404 },
+  {
+    operationId: "recoverWebhookDeliveries",
+    method: "POST",
+    path: "/v2/webhook_endpoints/{id}/recover",
+    scope: "webhooks:write",
+    body: () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
+    okStatus: 404,
+  },
+  { operationId: "getWebhookDelivery", method: "GET", path: "/v2/webhook_deliveries/{id}", scope: "webhooks:read", okStatus: 404 },
+  { operationId: "listWebhookDeliveryAttempts", method: "GET", path: "/v2/webhook_deliveries/{id}/attempts", scope: "webhooks:read", okStatus: 404 },
+  { operationId: "retryWebhookDelivery", method: "POST", path: "/v2/webhook_deliveries/{id}/retry", scope: "webhooks:write", okStatus: 404 },
 ];
 
 function send(op: Operation, headers: Record<string, string>, id = randomUUID()) {
@@ -163,7 +174,7 @@ describe("authentication and scopes", () => {
     const writes = [
       await readOnly.POST("/v2/webhook_endpoints", { body: createBody({ url: `https://${PUBLIC_HOST}/x` }) }),
       await readOnly.POST("/v2/internal/question_sets", { body: questionSetBody({ set_name: "S", set_code: "S" }) }),
-      await readOnly.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: endpoint.id } } }),
+      await readOnly.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: endpoint.id } } }),
     ];
 
     expect(writes.map((w) => w.response.status)).toEqual([403, 403, 403]);

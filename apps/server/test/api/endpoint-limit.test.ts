@@ -46,10 +46,10 @@ describe("the limit of 20 endpoints per org", () => {
   it("when one of 20 endpoints is disabled, then it still counts; when one is deleted, then its slot is free again", async () => {
     const { api } = await server.newOrg();
     const endpoints = await fill(api, 20);
-    await api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/disable", { params: { path: { endpoint_id: endpoints[0]!.id } } });
+    await api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: endpoints[0]!.id } }, body: { status: "disabled" } });
 
     const whileDisabled = await api.POST("/v2/webhook_endpoints", { body: body() });
-    await api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: endpoints[1]!.id } } });
+    await api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: endpoints[1]!.id } } });
     const afterDelete = await api.POST("/v2/webhook_endpoints", { body: body() });
     remember(afterDelete.data?.secret);
     const overAgain = await api.POST("/v2/webhook_endpoints", { body: body() });

@@ -84,7 +84,7 @@ describe("problem responses", () => {
 
     expect(statuses).toEqual([201, 201, 201]);
     await rawProblem(refused, { status: 429, code: "RATE_LIMITED" });
-    for (const op of ["ingestQuestionSet", "ingestCodingEvaluation", "publishEvent", "deleteWebhookEndpoint", "sendTestWebhook"]) {
+    for (const op of ["ingestQuestionSet", "ingestCodingEvaluation", "publishEvent", "deleteWebhookEndpoint", "sendTestWebhookEvent"]) {
       expect(documentedStatuses(op), op).toContain(429);
     }
   });

@@ -7,8 +7,8 @@ import type { Api } from "../harness/server.js";
 const server = await useApiServer();
 
 const deliveries = async (api: Api) => (await api.GET("/v2/webhook_deliveries", { params: { query: { limit: 100 } } })).data!.data;
-const admin = (api: Api, id: string, action: "disable") =>
-  api.POST(`/v2/internal/webhook_endpoints/{endpoint_id}/${action}`, { params: { path: { endpoint_id: id } } });
+const admin = (api: Api, id: string, _action: "disable") =>
+  api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: id } }, body: { status: "disabled" } });
 
 describe("POST /v2/internal/question_sets", () => {
   it("when a set is ingested, then 201 with Location, the set and its questions in the given order", async () => {
@@ -80,7 +80,7 @@ describe("POST /v2/internal/events", () => {
     const disabled = await createEndpoint(api);
     const deleted = await createEndpoint(api);
     await admin(api, disabled.id, "disable");
-    await api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: deleted.id } } });
+    await api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: deleted.id } } });
 
     const { event, request } = await publishEvent(api, { data: { question_set_id: set.id, result: "failed" } });
 

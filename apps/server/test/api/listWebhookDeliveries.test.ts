@@ -20,9 +20,9 @@ function pager(api: Api, filters: Query = {}): PageFetcher<WebhookDelivery> {
 
 const list = (api: Api, query: Query = {}) => api.GET("/v2/webhook_deliveries", { params: { query } });
 const everything = async (api: Api, query: Query = {}) => (await list(api, { limit: 100, ...query })).data!.data;
-const admin = (api: Api, id: string, action: "disable" | "send_test") =>
-  api.POST(`/v2/internal/webhook_endpoints/{endpoint_id}/${action}`, { params: { path: { endpoint_id: id } } });
-const remove = (api: Api, id: string) => api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: id } } });
+const admin = (api: Api, id: string, _action: "disable") =>
+  api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: id } }, body: { status: "disabled" } });
+const remove = (api: Api, id: string) => api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: id } } });
 
 /** `endpoints` endpoints receiving every event, then `events` events published one after another. */
 async function fanOut(api: Api, endpoints: number, events: number) {
@@ -181,7 +181,7 @@ describe("GET /v2/webhook_deliveries", () => {
     const { api } = await server.newOrg();
     const endpoint = await createEndpoint(api);
 
-    const sent = await api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/send_test", { params: { path: { endpoint_id: endpoint.id } } });
+    const sent = await api.POST("/v2/webhook_endpoints/{endpoint_id}/test", { params: { path: { endpoint_id: endpoint.id } } });
 
     expect(sent.response.status).toBe(201);
     expect(await everything(api)).toEqual([{ ...sent.data, is_test: true, endpoint_id: endpoint.id, status: "pending" }]);

@@ -26,8 +26,11 @@ async function createMany(api: Api, n: number): Promise<CreatedWebhookEndpoint[]
 const list = (api: Api, query: Query = {}) => api.GET("/v2/webhook_endpoints", { params: { query } });
 const withoutSecret = ({ secret: _secret, ...endpoint }: CreatedWebhookEndpoint): WebhookEndpoint => endpoint;
 const admin = (api: Api, id: string, action: "disable" | "enable") =>
-  api.POST(`/v2/internal/webhook_endpoints/{endpoint_id}/${action}`, { params: { path: { endpoint_id: id } } });
-const remove = (api: Api, id: string) => api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: id } } });
+  api.PATCH("/v2/webhook_endpoints/{endpoint_id}", {
+    params: { path: { endpoint_id: id } },
+    body: { status: action === "disable" ? "disabled" : "enabled" },
+  });
+const remove = (api: Api, id: string) => api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: id } } });
 
 describe("GET /v2/webhook_endpoints", () => {
   it("when an endpoint is created, then it is listed as created, without its secret", async () => {
@@ -182,7 +185,7 @@ describe("internal endpoint administration", () => {
   it("when the endpoint id is not a uuid, then 400 names endpoint_id", async () => {
     const { token } = await server.newOrg();
 
-    await rawProblem(await server.raw("/v2/internal/webhook_endpoints/not-a-uuid", { token, method: "DELETE" }), {
+    await rawProblem(await server.raw("/v2/webhook_endpoints/not-a-uuid", { token, method: "DELETE" }), {
       status: 400,
       code: "VALIDATION_ERROR",
       name: "endpoint_id",

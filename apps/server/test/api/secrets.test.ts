@@ -16,9 +16,9 @@ async function everyRead(api: Api, endpointId: string): Promise<string> {
     await api.GET("/v2/webhook_endpoints", { params: { query: { limit: 100 } } }),
     await api.GET("/v2/webhook_endpoints", { params: { query: { limit: 100, status: "disabled" } } }),
     await api.GET("/v2/webhook_deliveries", { params: { query: { limit: 100 } } }),
-    await api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/disable", path),
-    await api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/enable", path),
-    await api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/send_test", path),
+    await api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { ...path, body: { status: "disabled" } }),
+    await api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { ...path, body: { status: "enabled" } }),
+    await api.POST("/v2/webhook_endpoints/{endpoint_id}/test", path),
   ];
   for (const r of reads) expect(r.response.status, JSON.stringify(r.error)).toBeLessThan(300);
   return JSON.stringify(reads.map((r) => r.data));
@@ -47,7 +47,7 @@ describe("secrets", () => {
     const { api } = await server.newOrg();
     const created = await createEndpoint(api);
 
-    const rotated = await api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/rotate_secret", { params: { path: { endpoint_id: created.id } } });
+    const rotated = await api.POST("/v2/webhook_endpoints/{endpoint_id}/rotate_secret", { params: { path: { endpoint_id: created.id } } });
     remember(rotated.data?.secret);
 
     expect(rotated.data!.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);

@@ -108,11 +108,11 @@ describe("tenancy: org B's token against org A's ids", () => {
     const path = { params: { path: { endpoint_id: a.data.endpoint.id } } };
     const unknownPath = { params: { path: { endpoint_id: unknownId() } } };
     const attempts = [
-      [await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/disable", path), await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/disable", unknownPath)],
-      [await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/rotate_secret", path), await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/rotate_secret", unknownPath)],
-      [await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/send_test", path), await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/send_test", unknownPath)],
-      [await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/enable", path), await b.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/enable", unknownPath)],
-      [await b.api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", path), await b.api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", unknownPath)],
+      [await b.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { ...path, body: { status: "disabled" } }), await b.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { ...unknownPath, body: { status: "disabled" } })],
+      [await b.api.POST("/v2/webhook_endpoints/{endpoint_id}/rotate_secret", path), await b.api.POST("/v2/webhook_endpoints/{endpoint_id}/rotate_secret", unknownPath)],
+      [await b.api.POST("/v2/webhook_endpoints/{endpoint_id}/test", path), await b.api.POST("/v2/webhook_endpoints/{endpoint_id}/test", unknownPath)],
+      [await b.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { ...path, body: { status: "enabled" } }), await b.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { ...unknownPath, body: { status: "enabled" } })],
+      [await b.api.DELETE("/v2/webhook_endpoints/{endpoint_id}", path), await b.api.DELETE("/v2/webhook_endpoints/{endpoint_id}", unknownPath)],
     ];
 
     for (const [foreign, unknown] of attempts) {

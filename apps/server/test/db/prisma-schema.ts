@@ -198,6 +198,9 @@ function columnDefault(model: SchemaModel, field: SchemaField): string | null {
   const value = attr.slice("@default(".length, -1).trim();
   if (value === "now()") return "CURRENT_TIMESTAMP";
   if (value === "true" || value === "false" || /^-?\d+$/.test(value)) return value;
+  // a plain string literal, as PostgreSQL reports it for a text column
+  const text = /^"([^"'\\]*)"$/.exec(value);
+  if (text && field.type === "String") return `'${text[1]}'::text`;
   throw new Error(`schema parser: unsupported default ${attr} on ${model.name}.${field.name}`);
 }
 

@@ -31,9 +31,9 @@ describe("publishing audit.completed (publishEvent)", () => {
     await endpointFor(org.api, url(), { filters: { audit_results: "passed" } });
     const failedOnly = await endpointFor(org.api, url(), { filters: { audit_results: "failed", question_set_ids: [setA.id] } });
     const disabled = await endpointFor(org.api, url());
-    await org.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/disable", { params: { path: { endpoint_id: disabled.id } } });
+    await org.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: disabled.id } }, body: { status: "disabled" } });
     const deleted = await endpointFor(org.api, url());
-    await org.api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: deleted.id } } });
+    await org.api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: deleted.id } } });
     // Another org's endpoint matches everything, and must still never see this org's event.
     const other = await h.server.newOrg();
     await endpointFor(other.api, url());

@@ -241,7 +241,7 @@ describe("endpoints disabled or deleted while deliveries are queued", () => {
   it("When the endpoint is disabled, Then its retrying delivery fails with endpoint_disabled, no new event reaches it, and enabling resumes deliveries", async () => {
     const r = await h.receiver({ status: 500 });
     const { ep, delivery } = await deliverOnce(r.url);
-    const disabled = await org.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/disable", { params: { path: { endpoint_id: ep.id } } });
+    const disabled = await org.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } }, body: { status: "disabled" } });
     expect(disabled.data).toMatchObject({ status: "disabled", disabled_reason: "manual" });
 
     expect(await onlyDelivery(org.api, ep.id)).toMatchObject({
@@ -254,7 +254,7 @@ describe("endpoints disabled or deleted while deliveries are queued", () => {
     });
     expect((await publish(org.api)).deliveriesCreated).toBe(0);
 
-    await org.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/enable", { params: { path: { endpoint_id: ep.id } } });
+    await org.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } }, body: { status: "enabled" } });
     r.setStatus(200);
     const resumed = await publish(org.api);
     expect(resumed.deliveriesCreated).toBe(1);
@@ -265,7 +265,7 @@ describe("endpoints disabled or deleted while deliveries are queued", () => {
   it("When the endpoint is deleted, Then its retrying delivery fails with endpoint_deleted and stays listed", async () => {
     const r = await h.receiver({ status: 500 });
     const { ep, delivery } = await deliverOnce(r.url);
-    const res = await org.api.DELETE("/v2/internal/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } } });
+    const res = await org.api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } } });
     expect(res.response.status).toBe(204);
     expect(await onlyDelivery(org.api, ep.id)).toMatchObject({
       id: delivery.id,

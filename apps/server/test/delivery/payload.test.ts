@@ -126,7 +126,7 @@ describe("signatures", () => {
   it("When the secret was rotated, Then deliveries carry signatures of both secrets until the previous one expires", async () => {
     const r = await h.receiver();
     const ep = await endpointFor(org.api, r.url);
-    const rotated = await org.api.POST("/v2/internal/webhook_endpoints/{endpoint_id}/rotate_secret", { params: { path: { endpoint_id: ep.id } } });
+    const rotated = await org.api.POST("/v2/webhook_endpoints/{endpoint_id}/rotate_secret", { params: { path: { endpoint_id: ep.id } } });
     const newSecret = rotated.data!.secret;
     expect(rotated.data!.signing.previous_secret_expires_at).not.toBeNull();
 

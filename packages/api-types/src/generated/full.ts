@@ -284,122 +284,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v2/internal/webhook_endpoints/{endpoint_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Delete a webhook endpoint
-         * @description Internal. Deletes the endpoint: it leaves the endpoint list, gets no new deliveries, and its
-         *     pending deliveries fail with `endpoint_deleted`. Its deliveries stay listed.
-         *
-         *     Required scope: `internal:admin`.
-         */
-        delete: operations["deleteWebhookEndpoint"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v2/internal/webhook_endpoints/{endpoint_id}/disable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Disable a webhook endpoint
-         * @description Internal. Sets `status` `disabled` with `disabled_reason` `manual`. The endpoint gets no new
-         *     deliveries, and its pending deliveries fail with `endpoint_disabled`.
-         *
-         *     Required scope: `internal:admin`.
-         */
-        post: operations["disableWebhookEndpoint"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v2/internal/webhook_endpoints/{endpoint_id}/enable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Enable a webhook endpoint
-         * @description Internal. Sets `status` `enabled`, clearing `disabled_reason`, `disabled_at` and
-         *     `failing_since`.
-         *
-         *     Required scope: `internal:admin`.
-         */
-        post: operations["enableWebhookEndpoint"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v2/internal/webhook_endpoints/{endpoint_id}/rotate_secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rotate a webhook endpoint's signing secret
-         * @description Internal. Issues a new signing secret, returned once in `secret`. Until
-         *     `signing.previous_secret_expires_at` (24 hours later), deliveries carry signatures with
-         *     both the new and the previous secret.
-         *
-         *     Required scope: `internal:admin`.
-         */
-        post: operations["rotateWebhookEndpointSecret"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v2/internal/webhook_endpoints/{endpoint_id}/send_test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test event to a webhook endpoint
-         * @description Internal. Queues a synthetic `audit.completed` event for this endpoint only, whatever its
-         *     filters; its delivery is flagged `is_test`. The endpoint must be enabled.
-         *
-         *     Required scope: `internal:admin`.
-         */
-        post: operations["sendTestWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v2/question_sets": {
         parameters: {
             query?: never;
@@ -455,6 +339,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhook_deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook delivery of your org. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook delivery
+         * @description One delivery, also of a deleted endpoint.
+         *
+         *     Required scope: `webhooks:read`.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_deliveries/{delivery_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook delivery of your org. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a delivery's attempts
+         * @description Every attempt made for this delivery (scheduled, manual or test), newest first, with the
+         *     receiver's status and the first 1 KiB of its answer. Same envelope and cursors as the other
+         *     lists, ordered by `started_at`.
+         *
+         *     Required scope: `webhooks:read`.
+         */
+        get: operations["listWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook delivery of your org. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a webhook delivery
+         * @description One manual attempt now for a `failed` or `succeeded` delivery (a resend): its status becomes
+         *     `pending` and the attempt is recorded with `trigger: manual`. A delivery still `pending` or
+         *     `retrying` answers `409 DELIVERY_IN_PROGRESS`; one of a disabled endpoint
+         *     `409 ENDPOINT_DISABLED`; one of a deleted endpoint `404 NOT_FOUND`.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/webhook_endpoints": {
         parameters: {
             query?: never;
@@ -497,10 +461,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhook_endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description The endpoint the `Location` of its create points at, without its signing secret. A deleted
+         *     endpoint, or an id of another org, answers `404 NOT_FOUND`.
+         *
+         *     Required scope: `webhooks:read`.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint: it leaves the list and `GET`, gets no new deliveries, no longer counts
+         *     toward the 20-endpoint limit, and its queued deliveries fail with `endpoint_deleted`. Its
+         *     deliveries stay listed and readable.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes only the fields given, with the same rules as create (the URL safety checks
+         *     included). `authentication`, `filters` and `payload` given are replaced whole (omitted
+         *     members take their defaults). A failed update changes nothing.
+         *
+         *     `status: disabled` sets `disabled_reason: manual` and `disabled_at`, and fails the
+         *     endpoint's queued deliveries with `endpoint_disabled`. `status: enabled` clears
+         *     `disabled_reason`, `disabled_at` and `failing_since`.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v2/webhook_endpoints/{endpoint_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-send an endpoint's failed deliveries
+         * @description Queues again every `failed` delivery of this endpoint created in [`since`, `until`)
+         *     (`until` defaults to now; `since` at most 14 days back). Each gets one manual attempt.
+         *     A disabled endpoint answers `409 ENDPOINT_DISABLED`.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_endpoints/{endpoint_id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Issues a new signing secret, returned once in `secret`. Until
+         *     `signing.previous_secret_expires_at` (`expires_in` seconds from now, default 24 hours)
+         *     every request carries two `v1,` signatures: one with the new and one with the previous
+         *     secret. `expires_in: 0` retires the previous secret at once.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_endpoints/{endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Queues an `audit.completed` delivery to this endpoint only, whatever its filters, flagged
+         *     `is_test: true`, with a sample body shaped by the endpoint's payload settings. A disabled
+         *     endpoint answers `409 ENDPOINT_DISABLED`.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["sendTestWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description What started the attempt: the retry schedule, a manual retry or recovery, or a test event.
+         * @example scheduled
+         * @enum {string}
+         */
+        AttemptTrigger: "scheduled" | "manual" | "test";
         /**
          * @description The `standard_v1` body of `audit.completed`, reduced to the endpoint's `payload.fields`:
          *     `data.documentId`, `data.result` and `responses` (with each item's `query`, `answer`,
@@ -1161,7 +1259,7 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         /**
          * @description An event type an endpoint can subscribe to.
          * @example audit.completed
@@ -1914,6 +2012,45 @@ export interface components {
          */
         QuestionType: "yes_no" | "multiple_choice" | "free_text" | "informational" | null;
         /**
+         * @description The creation window of the failed deliveries to queue again.
+         * @example {
+         *       "since": "2026-11-20T00:00:00.000Z"
+         *     }
+         */
+        RecoverRequest: {
+            /**
+             * Format: date-time
+             * @description Inclusive start; at most 14 days back.
+             * @example 2026-11-20T00:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Exclusive end; defaults to now.
+             * @example 2026-11-21T00:00:00.000Z
+             */
+            until?: string;
+        };
+        /**
+         * @description The result of a recovery.
+         * @example {
+         *       "object": "recovery",
+         *       "queued": 3
+         *     }
+         */
+        Recovery: {
+            /**
+             * @example recovery
+             * @enum {string}
+             */
+            object: "recovery";
+            /**
+             * @description How many failed deliveries were queued again.
+             * @example 3
+             */
+            queued: number;
+        };
+        /**
          * @description `all` sends every response; `failed` only those whose answer failed.
          * @default all
          * @example all
@@ -1927,6 +2064,20 @@ export interface components {
          * @enum {string}
          */
         ResultFormat: "normalized" | "raw";
+        /**
+         * @description How long the previous secret keeps signing deliveries.
+         * @example {
+         *       "expires_in": 3600
+         *     }
+         */
+        RotateSecretRequest: {
+            /**
+             * @description Seconds the previous secret keeps signing (0 retires it at once).
+             * @default 86400
+             * @example 3600
+             */
+            expires_in?: number;
+        };
         /**
          * @description The answer of `/healthz` and `/readyz`.
          * @example {
@@ -2053,6 +2204,114 @@ export interface components {
             org_id: string;
             status: components["schemas"]["WebhookDeliveryStatus"];
             updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description One HTTP attempt to deliver an event to an endpoint.
+         * @example {
+         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fc0",
+         *       "object": "webhook_delivery_attempt",
+         *       "delivery_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fb0",
+         *       "endpoint_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+         *       "attempt_number": 1,
+         *       "trigger": "scheduled",
+         *       "url": "https://hooks.example-receiver.com/audit-review",
+         *       "started_at": "2026-11-21T09:30:00.000Z",
+         *       "duration_ms": 120,
+         *       "response_status": 503,
+         *       "response_body": "Service Unavailable",
+         *       "error": {
+         *         "code": "unexpected_status",
+         *         "message": "receiver answered 503"
+         *       }
+         *     }
+         */
+        WebhookDeliveryAttempt: {
+            /**
+             * @description 1 for the delivery's first attempt, counting every attempt made.
+             * @example 1
+             */
+            attempt_number: number;
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fb0
+             */
+            delivery_id: string;
+            /** @example 120 */
+            duration_ms: number;
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80
+             */
+            endpoint_id: string;
+            error: components["schemas"]["DeliveryError"];
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fc0
+             */
+            id: string;
+            /**
+             * @example webhook_delivery_attempt
+             * @enum {string}
+             */
+            object: "webhook_delivery_attempt";
+            /**
+             * @description The first 1 KiB of the answer's body as text; null when none arrived.
+             * @example Service Unavailable
+             */
+            response_body: string | null;
+            /**
+             * @description The HTTP status of the answer; null when none arrived.
+             * @example 503
+             */
+            response_status: number | null;
+            started_at: components["schemas"]["Timestamp"];
+            trigger: components["schemas"]["AttemptTrigger"];
+            /**
+             * @description The URL the attempt was sent to.
+             * @example https://hooks.example-receiver.com/audit-review
+             */
+            url: string;
+        };
+        /**
+         * @description A page of delivery attempts.
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fc0",
+         *           "object": "webhook_delivery_attempt",
+         *           "delivery_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fb0",
+         *           "endpoint_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+         *           "attempt_number": 1,
+         *           "trigger": "scheduled",
+         *           "url": "https://hooks.example-receiver.com/audit-review",
+         *           "started_at": "2026-11-21T09:30:00.000Z",
+         *           "duration_ms": 120,
+         *           "response_status": 200,
+         *           "response_body": "ok",
+         *           "error": null
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        WebhookDeliveryAttemptList: {
+            data: components["schemas"]["WebhookDeliveryAttempt"][];
+            /**
+             * @description Whether more items exist in the direction of travel.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @example list
+             * @enum {string}
+             */
+            object: "list";
+            /**
+             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @example 1
+             */
+            total_count?: number;
         };
         /**
          * @description A page of webhook deliveries.
@@ -2411,6 +2670,33 @@ export interface components {
          * @enum {string}
          */
         WebhookEndpointStatus: "enabled" | "disabled";
+        /**
+         * @description The fields to change; omitted fields keep their value. At least one field.
+         * @example {
+         *       "url": "https://hooks.example-receiver.com/audit-review/v2",
+         *       "status": "disabled"
+         *     }
+         */
+        WebhookEndpointUpdate: {
+            authentication?: components["schemas"]["AuthenticationInput"];
+            /** @example Compliance team receiver */
+            description?: string | null;
+            /**
+             * @example [
+             *       "audit.completed"
+             *     ]
+             */
+            event_types?: components["schemas"]["EventType"][];
+            filters?: components["schemas"]["WebhookEndpointFiltersInput"];
+            payload?: components["schemas"]["WebhookEndpointPayloadInput"];
+            signing?: components["schemas"]["WebhookEndpointSigningInput"];
+            status?: components["schemas"]["WebhookEndpointStatus"];
+            /**
+             * @description An absolute `https://` URL whose host is a public DNS name (checked as on create).
+             * @example https://hooks.example-receiver.com/audit-review/v2
+             */
+            url?: string;
+        };
     };
     responses: {
         /** @description The body is not valid JSON or does not match the schema (`VALIDATION_ERROR`). */
@@ -2450,23 +2736,33 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The org already has 20 live webhook endpoints (`ENDPOINT_LIMIT_REACHED`). */
-        EndpointLimitReached: {
+        /** @description The org already has 20 live webhook endpoints (`ENDPOINT_LIMIT_REACHED`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
+        CreateEndpointConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://audit-review.dev/problems/endpoint-limit-reached",
-                 *       "title": "Endpoint limit reached",
-                 *       "status": 409,
-                 *       "detail": "An org can have at most 20 webhook endpoints.",
-                 *       "code": "ENDPOINT_LIMIT_REACHED",
-                 *       "request_id": "req_0193a5b27c4e7a109d2f3b1c"
-                 *     }
-                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The delivery is still `pending` or `retrying` (`DELIVERY_IN_PROGRESS`), its endpoint is disabled (`ENDPOINT_DISABLED`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
+        DeliveryConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The endpoint is disabled (`ENDPOINT_DISABLED`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
+        EndpointConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2484,6 +2780,46 @@ export interface components {
                  *       "status": 431,
                  *       "detail": "The request line and headers exceed 16 KiB.",
                  *       "code": "HEADERS_TOO_LARGE",
+                 *       "request_id": "req_0193a5b27c4e7a109d2f3b1c"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
+        IdempotencyKeyInUse: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://audit-review.dev/problems/idempotency-key-in-use",
+                 *       "title": "Idempotency key in use",
+                 *       "status": 409,
+                 *       "detail": "A request with this Idempotency-Key is still being processed.",
+                 *       "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *       "request_id": "req_0193a5b27c4e7a109d2f3b1c"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The `Idempotency-Key` was used with a different request (`IDEMPOTENCY_KEY_REUSED`). */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://audit-review.dev/problems/idempotency-key-reused",
+                 *       "title": "Idempotency key reused",
+                 *       "status": 422,
+                 *       "detail": "This Idempotency-Key was used with a different request.",
+                 *       "code": "IDEMPOTENCY_KEY_REUSED",
                  *       "request_id": "req_0193a5b27c4e7a109d2f3b1c"
                  *     }
                  */
@@ -2699,10 +3035,20 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The id of a webhook delivery of your org. */
+        DeliveryId: string;
         /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
         EndingBefore: string;
         /** @description The id of a webhook endpoint of your org. */
         EndpointId: string;
+        /**
+         * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+         *     A repeat with the same key and body replays the first response with
+         *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+         *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+         *     `409 IDEMPOTENCY_KEY_IN_USE`.
+         */
+        IdempotencyKey: string;
         /** @description Batch-get. Repeat to fetch up to 100 items by id (`?id=a&id=b`); unknown ids are simply absent. */
         Ids: string[];
         /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
@@ -2714,6 +3060,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `true` when this response is the replay of an earlier request with the same `Idempotency-Key`. */
+        IdempotentReplayed: "true";
         /** @description The path of the created resource. */
         Location: string;
         /** @description The id of this request, for support; your own `X-Request-Id` is echoed when it is sane. */
@@ -2725,6 +3073,7 @@ export interface components {
     };
     pathItems: never;
 }
+export type AttemptTrigger = components['schemas']['AttemptTrigger'];
 export type AuditCompletedPayload = components['schemas']['AuditCompletedPayload'];
 export type AuditResponseItem = components['schemas']['AuditResponseItem'];
 export type AuditResult = components['schemas']['AuditResult'];
@@ -2775,13 +3124,18 @@ export type QuestionSet = components['schemas']['QuestionSet'];
 export type QuestionSetList = components['schemas']['QuestionSetList'];
 export type QuestionSetType = components['schemas']['QuestionSetType'];
 export type QuestionType = components['schemas']['QuestionType'];
+export type RecoverRequest = components['schemas']['RecoverRequest'];
+export type Recovery = components['schemas']['Recovery'];
 export type ResponsesFilter = components['schemas']['ResponsesFilter'];
 export type ResultFormat = components['schemas']['ResultFormat'];
+export type RotateSecretRequest = components['schemas']['RotateSecretRequest'];
 export type ServiceStatus = components['schemas']['ServiceStatus'];
 export type Severity = components['schemas']['Severity'];
 export type Threshold = components['schemas']['Threshold'];
 export type Timestamp = components['schemas']['Timestamp'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
+export type WebhookDeliveryAttemptList = components['schemas']['WebhookDeliveryAttemptList'];
 export type WebhookDeliveryList = components['schemas']['WebhookDeliveryList'];
 export type WebhookDeliveryStatus = components['schemas']['WebhookDeliveryStatus'];
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
@@ -2793,10 +3147,15 @@ export type WebhookEndpointPayloadInput = components['schemas']['WebhookEndpoint
 export type WebhookEndpointSigning = components['schemas']['WebhookEndpointSigning'];
 export type WebhookEndpointSigningInput = components['schemas']['WebhookEndpointSigningInput'];
 export type WebhookEndpointStatus = components['schemas']['WebhookEndpointStatus'];
+export type WebhookEndpointUpdate = components['schemas']['WebhookEndpointUpdate'];
 export type ResponseBodyBadRequest = components['responses']['BodyBadRequest'];
 export type ResponseCreateEndpointBadRequest = components['responses']['CreateEndpointBadRequest'];
-export type ResponseEndpointLimitReached = components['responses']['EndpointLimitReached'];
+export type ResponseCreateEndpointConflict = components['responses']['CreateEndpointConflict'];
+export type ResponseDeliveryConflict = components['responses']['DeliveryConflict'];
+export type ResponseEndpointConflict = components['responses']['EndpointConflict'];
 export type ResponseHeadersTooLarge = components['responses']['HeadersTooLarge'];
+export type ResponseIdempotencyKeyInUse = components['responses']['IdempotencyKeyInUse'];
+export type ResponseIdempotencyKeyReused = components['responses']['IdempotencyKeyReused'];
 export type ResponseInsufficientScope = components['responses']['InsufficientScope'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseListBadRequest = components['responses']['ListBadRequest'];
@@ -2807,12 +3166,15 @@ export type ResponseQueryBadRequest = components['responses']['QueryBadRequest']
 export type ResponseRateLimited = components['responses']['RateLimited'];
 export type ResponseUnauthenticated = components['responses']['Unauthenticated'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
+export type ParameterDeliveryId = components['parameters']['DeliveryId'];
 export type ParameterEndingBefore = components['parameters']['EndingBefore'];
 export type ParameterEndpointId = components['parameters']['EndpointId'];
+export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type ParameterIds = components['parameters']['Ids'];
 export type ParameterIncludeTotal = components['parameters']['IncludeTotal'];
 export type ParameterLimit = components['parameters']['Limit'];
 export type ParameterStartingAfter = components['parameters']['StartingAfter'];
+export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLocation = components['headers']['Location'];
 export type HeaderRequestId = components['headers']['RequestId'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
@@ -2840,6 +3202,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["QueryBadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getHealth: {
@@ -2867,6 +3230,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["QueryBadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getOpenApiJson: {
@@ -2900,6 +3264,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["QueryBadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getOpenApiYaml: {
@@ -2923,6 +3288,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["QueryBadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getReadiness: {
@@ -2950,6 +3316,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["QueryBadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description The database does not answer. */
             503: {
                 headers: {
@@ -3093,6 +3460,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3217,6 +3585,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3239,158 +3608,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            400: components["responses"]["PathBadRequest"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    deleteWebhookEndpoint: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id of a webhook endpoint of your org. */
-                endpoint_id: components["parameters"]["EndpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint was deleted. */
-            204: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["PathBadRequest"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    disableWebhookEndpoint: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id of a webhook endpoint of your org. */
-                endpoint_id: components["parameters"]["EndpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint, now disabled. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpoint"];
-                };
-            };
-            400: components["responses"]["PathBadRequest"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    enableWebhookEndpoint: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id of a webhook endpoint of your org. */
-                endpoint_id: components["parameters"]["EndpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint, now enabled. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpoint"];
-                };
-            };
-            400: components["responses"]["PathBadRequest"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    rotateWebhookEndpointSecret: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id of a webhook endpoint of your org. */
-                endpoint_id: components["parameters"]["EndpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint with its new secret, shown only here. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
-                };
-            };
-            400: components["responses"]["PathBadRequest"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["RateLimited"];
-            431: components["responses"]["HeadersTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    sendTestWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id of a webhook endpoint of your org. */
-                endpoint_id: components["parameters"]["EndpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The test delivery was queued. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDelivery"];
-                };
             };
             400: components["responses"]["PathBadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -3489,6 +3706,120 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook delivery of your org. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
+                ending_before?: components["parameters"]["EndingBefore"];
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                include_total?: components["parameters"]["IncludeTotal"];
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
+                limit?: components["parameters"]["Limit"];
+                /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path: {
+                /** @description The id of a webhook delivery of your org. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptList"];
+                };
+            };
+            400: components["responses"]["ListBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id of a webhook delivery of your org. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery is queued for one manual attempt. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["DeliveryConflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listWebhookEndpoints: {
         parameters: {
             query?: {
@@ -3530,7 +3861,16 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3543,6 +3883,7 @@ export interface operations {
             /** @description The endpoint was created; its signing secret is in `secret`, shown only here. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The path of the new endpoint. */
                     Location?: string;
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3555,9 +3896,250 @@ export interface operations {
             400: components["responses"]["CreateEndpointBadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
-            409: components["responses"]["EndpointLimitReached"];
+            409: components["responses"]["CreateEndpointConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint was deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["CreateEndpointBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description The failed deliveries were queued again. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recovery"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["EndpointConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret, shown only here. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendTestWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id of a webhook endpoint of your org. */
+                endpoint_id: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test delivery was queued. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description The path of the test delivery. */
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["EndpointConflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -30,8 +30,6 @@ export interface TestOrg {
   ingestQuestionSet(body: IngestQuestionSetRequest): Promise<QuestionSet>;
   ingestCodingEvaluation(body?: IngestCodingEvaluationRequest): Promise<CodingEvaluation>;
   publishEvent(body: PublishEventRequest): Promise<PublishedEvent>;
-  /** The internal admin operation: a new secret; the previous one keeps signing for a grace period. */
-  rotateSecret(endpointId: string): Promise<CreatedWebhookEndpoint>;
 }
 
 export interface TestServer {
@@ -87,7 +85,6 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
         ingestQuestionSet: (body) => ingest("/v2/internal/question_sets", body),
         ingestCodingEvaluation: (body = {}) => ingest("/v2/internal/coding_evaluations", body),
         publishEvent: (body) => ingest("/v2/internal/events", body),
-        rotateSecret: (endpointId) => ingest(`/v2/internal/webhook_endpoints/${endpointId}/rotate_secret`),
       };
     },
     async close() {
