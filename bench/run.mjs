@@ -17,7 +17,7 @@ const { values: args } = parseArgs({
   options: {
     reseed: { type: "boolean", default: false },
     only: { type: "string" }, // lists | dispatcher
-    scenarios: { type: "string" }, // comma list of scenario keys
+    scenarios: { type: "string" }, // comma list of scenario keys (list and dispatcher ones)
     rounds: { type: "string", default: "3" },
     duration: { type: "string", default: "10" },
     warmup: { type: "string", default: "2" },
@@ -28,6 +28,7 @@ const { values: args } = parseArgs({
     "paced-events": { type: "string", default: "2000" },
     "paced-rate": { type: "string", default: "100" },
     "publish-concurrency": { type: "string", default: "16" },
+    "publish-batch": { type: "string", default: "20" }, // events per request in the dispatcher burst (POST /v2/internal/event_batches); 1: one per POST /v2/internal/events
     profile: { type: "boolean", default: false },
     "product-node-options": { type: "string", default: "" }, // extra node flags for the product server, e.g. "--max-old-space-size=128"
     "database-url": { type: "string", default: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
@@ -42,12 +43,14 @@ if (args.help) {
   console.log(`npm run bench [-- options]
   --reseed                drop and re-create the bench database (otherwise reused when its counts are right)
   --only lists|dispatcher run one half
-  --scenarios a,b         list scenarios to run (keys: ce-first ce-deep ce-total ce-status ce-created-after qs-first qs-deep qs-total)
+  --scenarios a,b         scenarios to run (lists: ce-first ce-deep ce-total ce-status ce-created-after qs-first qs-deep qs-total;
+                          dispatcher: burst paced engine slow refusing twoWorkers); a half with none of its keys runs all of its own
   --rounds N              alternating product/baseline rounds (3)
   --latency-duration S    seconds per run of the 1-connection latency probe of first and deep pages (4; 0 skips it)
   --latency-rounds N      its rounds (5)
   --duration S            seconds per autocannon run (10); --warmup S (2); --connections N (16)
   --events N              dispatcher burst events (10000); --paced-events N (2000) --paced-rate R (100/s)
+  --publish-batch N       events per ingestion request in the burst (20, through publishEvents; 1 = publishEvent)
   --profile               run the product (and baseline) server with --cpu-prof; summaries in bench/profiles/
   --product-node-options="--max-old-space-size=128"   extra node flags for the product server (note the =)
   --database-url URL      an admin URL of the PostgreSQL server (postgresql://postgres@127.0.0.1:5432/postgres)
@@ -144,15 +147,14 @@ results.settings = {
   pacedEvents: int("paced-events"),
   pacedRate: int("paced-rate"),
   publishConcurrency: int("publish-concurrency"),
+  publishBatch: Math.max(1, int("publish-batch")),
 };
 
 // ---- lists ------------------------------------------------------------------------------------
 if (runLists_) {
   let scenarios = listScenarios(facts);
-  if (args.scenarios) {
-    const keep = new Set(args.scenarios.split(","));
-    scenarios = scenarios.filter((s) => keep.has(s.key));
-  }
+  const keep = new Set((args.scenarios ?? "").split(",").filter(Boolean));
+  if ([...keep].some((k) => scenarios.some((s) => s.key === k))) scenarios = scenarios.filter((s) => keep.has(s.key));
   const product = await startChild("servers/product.mjs", {
     name: "product server",
     execArgv: productArgs("product-lists"),
@@ -207,7 +209,9 @@ if (runDispatch) {
       events: results.settings.events,
       paced: { events: results.settings.pacedEvents, rate: results.settings.pacedRate },
       publishConcurrency: results.settings.publishConcurrency,
+      publishBatch: results.settings.publishBatch,
       execArgv: productArgs("product-dispatcher"),
+      scenarios: args.scenarios?.split(","),
       log,
     });
     reportProfile("product-dispatcher");

@@ -9,8 +9,8 @@ export const DIST = join(ROOT, "apps", "server", "dist");
 const distUrl = (rel) => pathToFileURL(join(DIST, rel)).href;
 
 export function assertBuilt() {
-  if (!existsSync(join(DIST, "index.js"))) {
-    throw new Error(`apps/server/dist/index.js not found: run \`npm run build\` first (from ${ROOT})`);
+  for (const built of [join(DIST, "index.js"), join(ROOT, "packages", "test-kit", "dist", "index.js")]) {
+    if (!existsSync(built)) throw new Error(`${built} not found: run \`npm run build\` first (from ${ROOT})`);
   }
 }
 

@@ -328,7 +328,7 @@ export async function ensureSeeded({ url, orgs, force }) {
     }
     log("seeding (one INSERT … SELECT … generate_series per table; a few minutes on 2 cores)");
     await client.query(
-      "TRUNCATE webhook_deliveries, events, webhook_endpoints, questions, question_sets, coding_evaluations",
+      "TRUNCATE webhook_delivery_attempts, webhook_deliveries, events, webhook_endpoints, questions, question_sets, coding_evaluations",
     );
     const extra = [new pg.Client({ connectionString: url })];
     await Promise.all(extra.map((c) => c.connect()));

@@ -1,13 +1,21 @@
 // The baseline: the two list operations written with node:http + pg and nothing else. Same
-// database, same rows, same SQL semantics as the product (token lookup, cursor lookup, keyset
-// page of limit + 1, count when asked), same JSON bytes: what Node, the driver and PostgreSQL
-// cost on their own. Run as a child process of bench/run.mjs; prints its URL over IPC.
+// database, same rows, the product's SQL text (token lookup; one page statement of limit + 1 with
+// the cursor folded in and, for question sets, the questions aggregated as JSON; the count when
+// asked, through the product's own count cache), same JSON bytes: what Node, the driver and
+// PostgreSQL cost on their own. Run as a child process of bench/run.mjs; prints its URL over IPC.
 //
 // Only what the bench sends is implemented; anything else answers 400/404.
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import pg from "pg";
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { DIST } from "../lib/pkg.mjs";
+
+// the product's count policy (apps/server/src/repos/count-cache.ts), so include_total compares like with like
+const { createCountCache } = await import(pathToFileURL(join(DIST, "repos", "count-cache.js")).href);
+const counts = createCountCache();
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const POOL_SIZE = Number(process.env.BENCH_POOL_SIZE ?? 10); // the product's pool size
@@ -92,7 +100,7 @@ async function authenticate(req, scope) {
   const header = req.headers.authorization ?? "";
   if (!header.startsWith("Bearer ")) throw new HttpError(401, "UNAUTHENTICATED");
   const hash = createHash("sha256").update(header.slice(7)).digest("hex");
-  const { rows } = await query("SELECT org_id, scopes FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL LIMIT 1", [hash]);
+  const { rows } = await query("SELECT id, org_id, scopes FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL LIMIT 1", [hash]);
   if (!rows.length) throw new HttpError(401, "UNAUTHENTICATED");
   if (!rows[0].scopes.includes(scope)) throw new HttpError(403, "INSUFFICIENT_SCOPE");
   return rows[0].org_id;
@@ -107,26 +115,29 @@ function pageParams(q, allowed) {
 }
 
 /**
- * One keyset page newest first: `where` holds the filters ($1 = org), the cursor row bounds it
- * (the same redundant created_at bound as the product, so the index scan starts at the cursor).
+ * One keyset page newest first, as apps/server/src/repos/keyset.ts builds it: `where` holds the
+ * filters over alias t ($1 = org); the cursor is a row comparison against a subselect of the
+ * cursor row (one statement), looked up alone only when the page comes back empty.
  */
 async function keysetPage(table, columns, where, params, page) {
   const total = page.includeTotal
-    ? query(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, params).then((r) => r.rows[0].n)
+    ? counts.get(`${table}\n${params[0]}\n${where}\n${JSON.stringify(params.slice(1))}`, () =>
+        query(`SELECT count(*) AS n FROM ${table} t WHERE ${where}`, params).then((r) => Number(r.rows[0].n)),
+      )
     : undefined;
-  let sql = `SELECT ${columns} FROM ${table} WHERE ${where}`;
+  let sql = `SELECT ${columns} FROM ${table} t WHERE ${where}`;
   const values = [...params];
   if (page.after !== null) {
-    const c = await query(`SELECT id, created_at FROM ${table} WHERE id = $1 AND org_id = $2`, [page.after, params[0]]);
-    if (!c.rows.length) throw new HttpError(400, "INVALID_CURSOR");
-    values.push(c.rows[0].created_at, c.rows[0].id);
-    const t = `$${values.length - 1}`;
-    const i = `$${values.length}`;
-    sql += ` AND created_at <= ${t} AND (created_at < ${t} OR (created_at = ${t} AND id < ${i}))`;
+    values.push(page.after);
+    sql += ` AND (t.created_at, t.id) < (SELECT c.created_at, c.id FROM ${table} c WHERE c.id = $${values.length} AND c.org_id = $1)`;
   }
   values.push(page.limit + 1);
-  sql += ` ORDER BY created_at DESC, id DESC LIMIT $${values.length}`;
+  sql += ` ORDER BY t.created_at DESC, t.id DESC LIMIT $${values.length}`;
   const { rows } = await query(sql, values);
+  if (page.after !== null && !rows.length) {
+    const c = await query(`SELECT 1 AS found FROM ${table} WHERE id = $1 AND org_id = $2`, [page.after, params[0]]);
+    if (!c.rows.length) throw new HttpError(400, "INVALID_CURSOR");
+  }
   const hasMore = rows.length > page.limit;
   if (hasMore) rows.pop();
   return { rows, hasMore, total: await total };
@@ -135,18 +146,19 @@ async function keysetPage(table, columns, where, params, page) {
 const envelope = (data, hasMore, total) =>
   total === undefined ? { object: "list", data, has_more: hasMore } : { object: "list", data, has_more: hasMore, total_count: total };
 
-const CE_COLUMNS = `id, org_id, audit_id, status, processed, needs_em_eval, em_eval_created, needs_icd_eval, icd_eval_created,
-  marked_reviewed, reviewed_by, archived, redacted, cold, display_date, em_evaluation, icd_evaluation, created_at, updated_at`;
+const CE_COLUMNS = `t.id, t.org_id, t.audit_id, t.status, t.processed, t.needs_em_eval, t.em_eval_created, t.needs_icd_eval,
+  t.icd_eval_created, t.marked_reviewed, t.reviewed_by, t.archived, t.redacted, t.cold, t.display_date, t.em_evaluation,
+  t.icd_evaluation, t.created_at, t.updated_at`;
 const CE_PARAMS = ["limit", "starting_after", "include_total", "status", "created_after", "created_before", "archived", "audit_id"];
 
 async function listCodingEvaluations(req, q) {
   const orgId = await authenticate(req, "coding_evaluations:read");
   const page = pageParams(q, CE_PARAMS);
   const params = [orgId];
-  let where = "org_id = $1";
+  let where = "t.org_id = $1";
   const add = (clause, value) => {
     params.push(value);
-    where += ` AND ${clause} $${params.length}`;
+    where += ` AND t.${clause} $${params.length}`;
   };
   if (q.has("status")) add("status =", q.get("status"));
   if (q.has("audit_id")) add("audit_id =", q.get("audit_id"));
@@ -157,22 +169,17 @@ async function listCodingEvaluations(req, q) {
   return envelope(rows.map(codingEvaluation), hasMore, total);
 }
 
-const QS_COLUMNS = "id, org_id, set_name, set_code, type, is_production, is_deleted, allow_doc_upload, thresholds, created_at, updated_at";
+const QS_COLUMNS = `t.id, t.org_id, t.set_name, t.set_code, t.type, t.is_production, t.is_deleted, t.allow_doc_upload,
+  t.thresholds, t.created_at, t.updated_at,
+  COALESCE((SELECT json_agg(json_build_object('id', q.id, 'query', q.query, 'question_type', q.question_type,
+                                              'severity', q.severity, 'remediation', q.remediation) ORDER BY q.position)
+              FROM questions q WHERE q.question_set_id = t.id AND q.is_deleted = false), '[]'::json) AS questions`;
 
 async function listQuestionSets(req, q) {
   const orgId = await authenticate(req, "question_sets:read");
   const page = pageParams(q, ["limit", "starting_after", "include_total", "is_deleted"]);
-  const { rows, hasMore, total } = await keysetPage("question_sets", QS_COLUMNS, "org_id = $1 AND is_deleted = $2", [orgId, q.get("is_deleted") === "true"], page);
-  const bySet = new Map(rows.map((s) => [s.id, []]));
-  if (rows.length) {
-    const qs = await query(
-      `SELECT id, question_set_id, query, question_type, severity, remediation FROM questions
-        WHERE question_set_id = ANY($1::uuid[]) AND is_deleted = false ORDER BY question_set_id, position`,
-      [rows.map((s) => s.id)],
-    );
-    for (const row of qs.rows) bySet.get(row.question_set_id).push(row);
-  }
-  return envelope(rows.map((s) => questionSet(s, bySet.get(s.id))), hasMore, total);
+  const { rows, hasMore, total } = await keysetPage("question_sets", QS_COLUMNS, "t.org_id = $1 AND t.is_deleted = $2", [orgId, q.get("is_deleted") === "true"], page);
+  return envelope(rows.map((s) => questionSet(s, s.questions)), hasMore, total);
 }
 
 const routes = { "/v2/coding_evaluations": listCodingEvaluations, "/v2/question_sets": listQuestionSets };

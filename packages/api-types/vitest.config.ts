@@ -1,11 +1,3 @@
-import { defineConfig } from "vitest/config";
+import { vitestConfig } from "@audit-review/test-kit/vitest";
 
-export default defineConfig({
-  test: {
-    include: ["test/**/*.test.ts"],
-    pool: "forks",
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
-  },
-});
+export default vitestConfig();

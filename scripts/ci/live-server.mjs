@@ -5,19 +5,17 @@
 // needs no DNS: PUBLIC_RECEIVER_HOST answers a public address, and `loopbackHosts` may name
 // real receivers on 127.0.0.1 (allowed by the explicit ARS_ALLOW_PRIVATE_CIDRS-style allowance).
 import { createOrg, createToken, PUBLIC_SCOPES, startServer, staticResolver } from "@audit-review/server";
+import { resolverTable, testServerOptions } from "@audit-review/test-kit/server-options";
 
 export const PUBLIC_RECEIVER_HOST = "hooks.ci-client.dev";
 
 export async function startLiveServer({ questionSets = 5, loopbackHosts = [], extraCa, dispatcher = false } = {}) {
   const server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
+    ...testServerOptions(),
     inMemory: true,
-    validateResponses: true,
-    rateLimitPerMinute: 0,
     logLevel: "warn",
     dispatcher,
-    resolver: staticResolver({ [PUBLIC_RECEIVER_HOST]: ["93.184.216.34"], ...Object.fromEntries(loopbackHosts.map((h) => [h, ["127.0.0.1"]])) }),
+    resolver: staticResolver(resolverTable({ publicHosts: [PUBLIC_RECEIVER_HOST], loopbackHosts })),
     ...(loopbackHosts.length && { allowCidrs: ["127.0.0.1/32"] }),
     ...(extraCa && { extraCa }),
   });

@@ -4,7 +4,7 @@
 // repository, a small consumer (ts-consumer/consumer.ts) is type-checked and compiled with
 // `tsc --strict`, and run against a live server: the iterator, ApiError on a 400, creating an
 // endpoint, then verifyWebhook and parseAuditCompleted on the delivery the server's engine really
-// sent to a local HTTPS receiver (the client tests' receiver, with a CA made here).
+// sent to a local HTTPS receiver (the test kit's receiver and CA).
 //
 //   node scripts/ci/ts-consumer.mjs          (needs the server built: npm run build)
 import { spawn, spawnSync } from "node:child_process";
@@ -13,7 +13,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { register } from "tsx/esm/api";
+import { startReceiver } from "@audit-review/test-kit/receiver";
 import { startLiveServer } from "./live-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -63,9 +63,7 @@ try {
   log("the consumer type-checks with --strict against the installed package");
 
   // 3. A live server that delivers to a real HTTPS receiver on loopback.
-  register();
-  const { startReceiver } = await import("../../packages/client/test/support/receiver.ts");
-  const receiver = await startReceiver(HOOK_HOST);
+  const receiver = await startReceiver({ hostname: HOOK_HOST, status: 204 });
   const server = await startLiveServer({ loopbackHosts: [HOOK_HOST], extraCa: receiver.caCert, dispatcher: true });
   try {
     const env = {
@@ -81,9 +79,9 @@ try {
     const set = server.questionSets[0];
     const event = { id: randomUUID(), type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: set.id, document_id: "doc-1", result: "failed", responses: [{ question_id: set.questions[0].id, answer: "No", context: "HPI is empty.", passed: false }] } };
     await server.ingest("/v2/internal/events", event);
-    const delivered = await receiver.nextRequest(30_000);
+    const delivered = await receiver.nextRequest({ timeoutMs: 30_000 });
     const file = join(project, "delivery.json");
-    writeFileSync(file, JSON.stringify({ headers: delivered.headers, body_base64: delivered.body.toString("base64"), secret: created.secret }));
+    writeFileSync(file, JSON.stringify({ headers: delivered.headers, body_base64: delivered.rawBody.toString("base64"), secret: created.secret }));
     const verified = JSON.parse((await runAsync("node", ["dist/consumer.js", "verify", file], { cwd: project })).trim());
     if (verified.event_id !== event.id || verified.audit_id !== event.data.audit_id || verified.result !== "failed") fail(`verified ${JSON.stringify(verified)} for event ${event.id}`);
     log("passed: packed, installed outside the repository, tsc --strict, iterator, ApiError, verifyWebhook on a real delivery");

@@ -54,7 +54,7 @@ export function buildApp(d: AppDeps): Express {
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
   app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.specPath, d.validateResponses));
-  app.use(idempotency({ keys: d.services.idempotencyKeys, secretBox: d.secretBox, logger: d.logger }));
+  app.use(idempotency({ service: d.services.idempotency, logger: d.logger }));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });

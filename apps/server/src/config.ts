@@ -1,5 +1,22 @@
 import { defaultDataDir } from "./lib/paths.js";
-import { DEFAULT_JITTER, DEFAULT_MIN_BACKOFF_MS, DEFAULT_SCHEDULE_MS } from "./delivery/retry-schedule.js";
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/** Delay before attempt n+1 (index n); index 0 is the first, immediate attempt (DESIGN.md §2). */
+export const DEFAULT_SCHEDULE_MS: readonly number[] = Object.freeze([
+  0,
+  5 * SECOND,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+]);
+export const DEFAULT_JITTER = 0.2;
+export const DEFAULT_MIN_BACKOFF_MS = 60 * SECOND;
 
 /** Everything the process can be told, validated once at start-up. */
 export interface Config {
@@ -41,6 +58,18 @@ export interface DeliveryConfig {
   batchSize: number;
   concurrency: number;
   perEndpointConcurrency: number;
+  /** Connections of the engine's own PostgreSQL pool (claims and records never queue behind API requests). */
+  poolSize: number;
+  /** Outcomes are written together: at most this many per statement... */
+  recordBatchSize: number;
+  /** ...gathered for at most this long. */
+  recordDelayMs: number;
+  /**
+   * After an attempt could not reach the receiver at all (refused, DNS, TLS, blocked), this
+   * dispatcher claims nothing more for that endpoint for this long: a dead receiver costs a few
+   * attempts a second instead of a share of the engine (its deliveries wait, due, meanwhile).
+   */
+  unreachableRestMs: number;
   /** An endpoint still failing after this long is disabled (`failing`). */
   failingDisableAfterMs: number;
   /** How long the previous secret keeps signing after a rotation. */
@@ -62,6 +91,10 @@ export const DEFAULT_DELIVERY: DeliveryConfig = {
   batchSize: 50,
   concurrency: 64,
   perEndpointConcurrency: 8,
+  poolSize: 4,
+  recordBatchSize: 100,
+  recordDelayMs: 2,
+  unreachableRestMs: 1_000,
   failingDisableAfterMs: 5 * 24 * 3600_000,
   rotationGraceMs: 24 * 3600_000,
   userAgent: "AuditReviewService-Webhooks/2.0",
@@ -128,6 +161,8 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, "ARS_DELIVERY_POLL_MS", DEFAULT_DELIVERY.pollIntervalMs, 1),
       concurrency: int(env, "ARS_DELIVERY_CONCURRENCY", DEFAULT_DELIVERY.concurrency, 1),
       perEndpointConcurrency: int(env, "ARS_DELIVERY_PER_ENDPOINT_CONCURRENCY", DEFAULT_DELIVERY.perEndpointConcurrency, 1),
+      poolSize: int(env, "ARS_DELIVERY_POOL_SIZE", DEFAULT_DELIVERY.poolSize, 1),
+      batchSize: int(env, "ARS_DELIVERY_BATCH_SIZE", DEFAULT_DELIVERY.batchSize, 1),
     },
   };
 }

@@ -3,7 +3,8 @@ export { startServer, type RunningServer, type StartServerOptions } from "./serv
 export { startWorker } from "./worker.js";
 export { loadConfig, type Config, type DeliveryConfig } from "./config.js";
 export { openDatabase, type Database } from "./db/client.js";
-export { migrate } from "./db/migrate.js";
+export { findMigrationsDir, migrate } from "./db/migrate.js";
+export { databaseFromPglite } from "./db/pglite.js";
 export { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
 export { ALL_SCOPES, PUBLIC_SCOPES, INTERNAL_SCOPES } from "./services/tokens.service.js";
 import type { Database } from "./db/client.js";
@@ -12,10 +13,10 @@ import { tokensService } from "./services/tokens.service.js";
 
 /** Creates an org (the CLI's `orgs create`). */
 export function createOrg(db: Database, { name }: { name: string }) {
-  return tokensService(tokensRepo(db.prisma)).createOrg(name);
+  return tokensService(tokensRepo(db)).createOrg(name);
 }
 
 /** Mints a token for an org (the CLI's `tokens create`); the token is returned only here. */
 export function createToken(db: Database, { orgId, scopes, name }: { orgId: string; scopes: readonly string[]; name?: string }) {
-  return tokensService(tokensRepo(db.prisma)).createToken(orgId, scopes, name);
+  return tokensService(tokensRepo(db)).createToken(orgId, scopes, name);
 }

@@ -1,12 +1,13 @@
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { createServer, type Server } from "node:http";
 import { buildApp } from "./app.js";
 import { DEFAULT_DELIVERY, loadConfig, type Config, type DeliveryConfig } from "./config.js";
 import { createDeps, type Deps, type DepsOverrides } from "./deps.js";
 import { loadOperations } from "./http/operations.js";
 import { answerClientError } from "./http/problem.js";
+import { internOneByteNames } from "./lib/one-byte-names.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
+import { boundPort } from "./lib/bound-port.js";
 
 export interface StartServerOptions extends Partial<Omit<Config, "delivery">>, DepsOverrides {
   delivery?: Partial<DeliveryConfig>;
@@ -25,14 +26,14 @@ export interface RunningServer {
 
 /** The environment's configuration with the caller's options on top (shared by every process role). */
 export function resolveStartOptions(opts: StartServerOptions): { config: Config; overrides: DepsOverrides } {
-  const { logger, resolver, extraCa, migrate, database, delivery, ...overrides } = opts;
+  const { logger, resolver, extraCa, migrate, database, clock, delivery, ...overrides } = opts;
   const base = loadConfig();
   const config: Config = {
     ...base,
     ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
     delivery: { ...DEFAULT_DELIVERY, ...base.delivery, ...delivery },
   };
-  return { config, overrides: { logger, resolver, extraCa, migrate, database } };
+  return { config, overrides: { logger, resolver, extraCa, migrate, database, clock } };
 }
 
 /**
@@ -41,6 +42,7 @@ export function resolveStartOptions(opts: StartServerOptions): { config: Config;
  */
 export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
   const { config, overrides } = resolveStartOptions(opts);
+  internOneByteNames(SPEC_PATH);
   const deps = await createDeps(config, overrides);
   const app = buildApp({
     db: deps.db,
@@ -62,7 +64,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   server.on("clientError", answerClientError);
   server.listen(config.port, config.host);
   await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
+  const port = boundPort(server.address());
   const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
   deps.dispatcher?.start();
   let closing: Promise<void> | undefined;

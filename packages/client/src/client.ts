@@ -1,4 +1,4 @@
-import createFetchClient, { type Client } from "openapi-fetch";
+import createFetchClient, { type Client, type FetchResponse } from "openapi-fetch";
 import type {
   CodingEvaluationList,
   CreatedWebhookEndpoint,
@@ -16,7 +16,7 @@ import type {
 } from "@audit-review/api-types";
 import { ApiError } from "./errors.js";
 import { bearerAuth, type TokenSource } from "./middleware/auth.js";
-import { paginateBackward, paginateForward, type PageFetcher } from "./pagination.js";
+import { paginateBackward, paginateForward, withCursor, type Cursor, type Page, type PageFetcher } from "./pagination.js";
 
 interface BaseClientOptions {
   /** The API's origin, e.g. `https://api.audit-review.dev` (paths already start with `/v2`). */
@@ -74,6 +74,11 @@ export type ForwardQuery<P extends ListPath> = Omit<ListQuery<P>, "ending_before
 /** Filters and page size for walking a list backward (towards newer items) from `ending_before`. */
 export type BackwardQuery<P extends ListPath> = Omit<ListQuery<P>, "starting_after" | "ending_before" | "include_total"> & {
   ending_before: string;
+};
+
+/** Fetches one page of each list: the caller's query (forward or backward) at `cursor`. */
+type ListFetchers = {
+  [P in ListPath]: (query: ForwardQuery<P> | BackwardQuery<P> | undefined, cursor: Cursor, signal?: AbortSignal) => Promise<Page<ListItem<P>>>;
 };
 
 export interface AuditReviewClient {
@@ -135,18 +140,21 @@ export interface AuditReviewClient {
   readonly raw: Client<paths>;
 }
 
-interface FetchResult<T> {
-  data?: T;
-  error?: unknown;
-  response: Response;
-}
-
-function unwrap<T>(result: FetchResult<T>, method: string, path: string): T {
+/**
+ * The data of a 2xx answer, else ApiError. The return type is left to inference: it is the
+ * success member of openapi-fetch's `FetchResponse`, whose `error` discriminates it.
+ */
+function unwrap<Op extends Record<string | number, unknown>, Init, Media extends `${string}/${string}`>(
+  result: FetchResponse<Op, Init, Media>,
+  method: string,
+  path: string,
+) {
   const { response } = result;
-  if (!response.ok || result.error !== undefined) {
+  // openapi-fetch sets `error` exactly when the status is not 2xx (to undefined for an empty body).
+  if (!response.ok || "error" in result) {
     throw ApiError.fromResponse(response, result.error, { method, url: response.url || path });
   }
-  return result.data as T;
+  return result.data;
 }
 
 /**
@@ -184,12 +192,26 @@ export function createClient(options: ClientOptions): AuditReviewClient {
   });
   raw.use(bearerAuth(getToken));
 
-  const listPage: PageFetcher = async (path, query, signal) => {
-    // The four list paths share one query/response shape; openapi-fetch's per-path generics
-    // cannot be narrowed from a union, so this single internal call is untyped.
-    const get = raw.GET as unknown as (p: string, init: object) => Promise<FetchResult<unknown>>;
-    const result = await get(path, { params: { query }, ...(signal ? { signal } : {}) });
-    return unwrap(result, "GET", path) as ListPage<ListPath>;
+  const signalOf = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
+  // One typed call per list: openapi-fetch resolves its per-path types only for a literal path,
+  // and the mapped type lets `lists[path]` keep the item type of a generic `P`.
+  const lists: ListFetchers = {
+    "/v2/question_sets": async (query, cursor, signal) => {
+      const path = "/v2/question_sets";
+      return unwrap(await raw.GET(path, { params: { query: withCursor(query, cursor) }, ...signalOf(signal) }), "GET", path);
+    },
+    "/v2/coding_evaluations": async (query, cursor, signal) => {
+      const path = "/v2/coding_evaluations";
+      return unwrap(await raw.GET(path, { params: { query: withCursor(query, cursor) }, ...signalOf(signal) }), "GET", path);
+    },
+    "/v2/webhook_endpoints": async (query, cursor, signal) => {
+      const path = "/v2/webhook_endpoints";
+      return unwrap(await raw.GET(path, { params: { query: withCursor(query, cursor) }, ...signalOf(signal) }), "GET", path);
+    },
+    "/v2/webhook_deliveries": async (query, cursor, signal) => {
+      const path = "/v2/webhook_deliveries";
+      return unwrap(await raw.GET(path, { params: { query: withCursor(query, cursor) }, ...signalOf(signal) }), "GET", path);
+    },
   };
 
   return {
@@ -251,9 +273,16 @@ export function createClient(options: ClientOptions): AuditReviewClient {
       return unwrap(await raw.GET(path, { params: { path: { delivery_id: deliveryId }, query }, ...call }), "GET", path);
     },
     paginateWebhookDeliveryAttempts(deliveryId, opts) {
-      // the list's own path with the id in it: the shared walker needs no path parameters
-      const path = `/v2/webhook_deliveries/${encodeURIComponent(deliveryId)}/attempts`;
-      return paginateForward(listPage, path, opts?.query ?? {}, opts?.signal) as AsyncIterableIterator<WebhookDeliveryAttempt>;
+      // the list's own path with the id in it, as errors name the URL
+      const url = `/v2/webhook_deliveries/${encodeURIComponent(deliveryId)}/attempts`;
+      const fetchPage: PageFetcher<WebhookDeliveryAttempt> = async (cursor) => {
+        const result = await raw.GET("/v2/webhook_deliveries/{delivery_id}/attempts", {
+          params: { path: { delivery_id: deliveryId }, query: withCursor(opts?.query, cursor) },
+          ...signalOf(opts?.signal),
+        });
+        return unwrap(result, "GET", url);
+      };
+      return paginateForward(fetchPage, opts?.query?.starting_after);
     },
     async retryWebhookDelivery(deliveryId, call) {
       const path = "/v2/webhook_deliveries/{delivery_id}/retry";
@@ -268,13 +297,16 @@ export function createClient(options: ClientOptions): AuditReviewClient {
       );
     },
     paginate(path, opts) {
-      return paginateForward(listPage, path, opts?.query ?? {}, opts?.signal) as AsyncIterableIterator<never>;
+      const list = lists[path];
+      return paginateForward((cursor) => list(opts?.query, cursor, opts?.signal), opts?.query?.starting_after);
     },
     paginateBackward(path, opts) {
       if (typeof opts?.query?.ending_before !== "string" || opts.query.ending_before.length === 0) {
         throw new TypeError("@audit-review/client: paginateBackward needs query.ending_before (an item id)");
       }
-      return paginateBackward(listPage, path, opts.query, opts.signal) as AsyncIterableIterator<never>;
+      const list = lists[path];
+      const { query, signal } = opts;
+      return paginateBackward((cursor) => list(query, cursor, signal), query.ending_before);
     },
   };
 }

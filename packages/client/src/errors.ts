@@ -1,4 +1,5 @@
 import type { ErrorCode, Problem, ProblemIssue } from "@audit-review/api-types";
+import { isRecord } from "./guards.js";
 
 /**
  * A non-2xx answer of the API. Carries the `application/problem+json` body (RFC 9457) when the
@@ -60,15 +61,14 @@ export class ApiError extends Error {
 
 /** Whether a value has the shape of our problem body (the fields every problem carries). */
 export function isProblem(value: unknown): value is Problem {
-  if (typeof value !== "object" || value === null) return false;
-  const v = value as Record<string, unknown>;
+  if (!isRecord(value)) return false;
   return (
-    typeof v.type === "string" &&
-    typeof v.title === "string" &&
-    typeof v.status === "number" &&
-    typeof v.detail === "string" &&
-    typeof v.code === "string" &&
-    typeof v.request_id === "string" &&
-    (v.errors === undefined || Array.isArray(v.errors))
+    typeof value.type === "string" &&
+    typeof value.title === "string" &&
+    typeof value.status === "number" &&
+    typeof value.detail === "string" &&
+    typeof value.code === "string" &&
+    typeof value.request_id === "string" &&
+    (value.errors === undefined || Array.isArray(value.errors))
   );
 }

@@ -11,8 +11,8 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
 } from "../src/index.js";
-import { collect, ids, observedClient, untilTotal } from "./support/helpers.js";
-import { RECEIVER_HOST, useTestServer, type TestOrg } from "./support/server.js";
+import { collect, ids, observedClient, untilTotal } from "./harness.js";
+import { RECEIVER_HOST, useTestServer, type TestOrg } from "./harness.js";
 
 const server = useTestServer();
 

@@ -2,6 +2,8 @@
 // loopback, reached through an injected resolver and a test-only loopback allowance.
 import { randomUUID } from "node:crypto";
 import { staticResolver } from "@audit-review/server";
+import { startReceiver, type Receiver, type RecordedRequest } from "@audit-review/test-kit/receiver";
+import { resolverTable } from "@audit-review/test-kit/server-options";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   parseAuditCompleted,
@@ -10,25 +12,24 @@ import {
   WebhookVerificationError,
 } from "../src/webhooks/index.js";
 import type { CreatedWebhookEndpoint, QuestionSet } from "../src/index.js";
-import { startReceiver, type ReceivedRequest, type Receiver } from "./support/receiver.js";
-import { RECEIVER_HOST, startTestServer, type TestOrg, type TestServer } from "./support/server.js";
+import { RECEIVER_HOST, startTestServer, type TestOrg, type TestServer } from "./harness.js";
 
 const HOOK_HOST = "receiver.client-test.dev";
 
 let receiver: Receiver;
-let server: TestServer & { close(): Promise<void> };
+let server: TestServer;
 let org: TestOrg;
 let set: QuestionSet;
 let endpoint: CreatedWebhookEndpoint;
-let delivered: ReceivedRequest;
+let delivered: RecordedRequest;
 const auditId = randomUUID();
 const eventId = randomUUID();
 
 beforeAll(async () => {
-  receiver = await startReceiver(HOOK_HOST);
+  receiver = await startReceiver({ hostname: HOOK_HOST, status: 204 });
   server = await startTestServer({
     dispatcher: true,
-    resolver: staticResolver({ [HOOK_HOST]: ["127.0.0.1"], [RECEIVER_HOST]: ["93.184.216.34"] }),
+    resolver: staticResolver(resolverTable({ publicHosts: [RECEIVER_HOST], loopbackHosts: [HOOK_HOST] })),
     allowCidrs: ["127.0.0.1/32"],
     extraCa: receiver.caCert,
   });
@@ -64,14 +65,14 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-const opts = () => ({ secret: endpoint.secret, headers: delivered.headers, body: delivered.body });
+const opts = () => ({ secret: endpoint.secret, headers: delivered.headers, body: delivered.rawBody });
 
 describe("a delivery sent by the server's engine", () => {
   it("when verified with the endpoint's secret, then it is accepted with the event id and a fresh timestamp", () => {
     const verified = verifyWebhook(opts());
     expect(verified.id).toBe(eventId);
     expect(Math.abs(verified.timestamp.getTime() - Date.now())).toBeLessThan(60_000);
-    expect(verified.body).toBe(delivered.body.toString("utf8"));
+    expect(verified.body).toBe(delivered.body);
   });
 
   it("when its body is parsed, then it is the audit.completed payload of the published event", () => {
@@ -84,12 +85,12 @@ describe("a delivery sent by the server's engine", () => {
   });
 
   it("when the endpoint has legacy_signature, then x-signature-256 verifies too", () => {
-    expect(verifyLegacySignature(opts()).body).toBe(delivered.body.toString("utf8"));
+    expect(verifyLegacySignature(opts()).body).toBe(delivered.body);
   });
 
   it("when the body is changed, then both schemes reject it", () => {
-    const body = Buffer.from(delivered.body.toString("utf8").replace('"failed"', '"passed"'));
-    expect(body.equals(delivered.body)).toBe(false);
+    const body = Buffer.from(delivered.body.replace('"failed"', '"passed"'));
+    expect(body.equals(delivered.rawBody)).toBe(false);
     expect(() => verifyWebhook({ ...opts(), body })).toThrow(WebhookVerificationError);
     expect(() => verifyLegacySignature({ ...opts(), body })).toThrow(WebhookVerificationError);
   });

@@ -7,6 +7,7 @@ import { migrate } from "../db/migrate.js";
 import { seedOrg, type SeedVolume } from "../seed/seed-org.js";
 import type { Services } from "../services/index.js";
 import { ALL_SCOPES } from "../services/tokens.service.js";
+import { recordOf } from "../lib/narrow.js";
 import { UsageError } from "./errors.js";
 
 export type AdminRequest =
@@ -88,7 +89,7 @@ export async function migrateOp(db: Database) {
 
 /** Checks a request (from the CLI or the socket) and carries it out. */
 export async function runAdminOp(ctx: AdminContext, request: unknown): Promise<unknown> {
-  const req = (request ?? {}) as Record<string, unknown>;
+  const req = recordOf(request);
   const { services } = ctx;
   switch (req.op) {
     case "migrate":
@@ -123,7 +124,7 @@ export async function runAdminOp(ctx: AdminContext, request: unknown): Promise<u
       return { id, revoked: true };
     }
     case "seed": {
-      const volume = (req.volume ?? {}) as Record<string, unknown>;
+      const volume = recordOf(req.volume);
       const checked: SeedVolume = {
         questionSets: count(volume.questionSets, "--question-sets"),
         questionsPerSet: count(volume.questionsPerSet, "--questions-per-set"),

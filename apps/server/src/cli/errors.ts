@@ -1,3 +1,5 @@
+import { errorField } from "../lib/narrow.js";
+
 /** A mistake in a command's arguments: shown as it is, one line, exit code 1. */
 export class UsageError extends Error {
   override name = "UsageError";
@@ -10,8 +12,8 @@ export class UsageError extends Error {
 export function oneLine(err: unknown): string {
   const name = err instanceof Error ? `${err.name} ${err.constructor.name}` : "";
   if (/Prisma|DriverAdapter/.test(name)) {
-    const code = (err as { code?: unknown }).code;
-    return `database error${typeof code === "string" ? ` ${code}` : ""}`;
+    const code = errorField(err, "code");
+    return `database error${code ? ` ${code}` : ""}`;
   }
   const message = err instanceof Error ? err.message : String(err);
   return message.split("\n").map((l) => l.trim()).find(Boolean) ?? "unknown error";

@@ -4,7 +4,8 @@
 // server starts in a fraction of a second.
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { ALL_SCOPES, PUBLIC_SCOPES } from "../services/tokens.service.js";
-import { scopeList, tokenId, type AdminRequest, type OrgJson, type TokenJson } from "./admin-ops.js";
+import { arrayOf, recordOf } from "../lib/narrow.js";
+import { scopeList, tokenId, type AdminRequest } from "./admin-ops.js";
 import { oneLine, UsageError } from "./errors.js";
 import { openTarget, type AdminTarget } from "./target.js";
 
@@ -62,11 +63,12 @@ export function buildProgram(io: CliIo = processIo): Command {
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr, outputError: (text, write) => write(line(text.trim())) });
 
   /** Runs one request where the database is, says where on stderr, prints the answer. */
-  async function execute<T>(request: AdminRequest, json: boolean | undefined, print: (result: T) => void) {
+  // The answer may come over the admin socket as JSON, so printers read it as data, not as a type.
+  async function execute(request: AdminRequest, json: boolean | undefined, print: (result: unknown) => void) {
     const target = await (io.openTarget ?? ((op) => openTarget(io.env, op)))(request.op);
     io.stderr(`ars: using the ${target.description}\n`);
     try {
-      const result = (await target.run(request)) as T;
+      const result = await target.run(request);
       if (json) io.stdout(`${JSON.stringify(result)}\n`);
       else print(result);
     } finally {
@@ -94,7 +96,7 @@ export function buildProgram(io: CliIo = processIo): Command {
             adminSocketPath(config.dataDir),
             (request) => {
               // which command ran, never its arguments' secrets (requests carry none, answers may)
-              server.deps.logger.info({ op: (request as { op?: unknown } | null)?.op }, "admin command");
+              server.deps.logger.info({ op: recordOf(request).op }, "admin command");
               return runAdminOp(server.deps, request);
             },
             oneLine,
@@ -134,9 +136,10 @@ export function buildProgram(io: CliIo = processIo): Command {
     .description("apply pending SQL migrations (DATABASE_URL, or the embedded database)")
     .option("--json", "print {applied, modified_after_apply}")
     .action((o: { json?: boolean }) =>
-      execute<{ applied: string[] }>({ op: "migrate" }, o.json, (r) =>
-        io.stdout(line(r.applied.length ? `applied: ${r.applied.join(", ")}` : "database is up to date")),
-      ),
+      execute({ op: "migrate" }, o.json, (r) => {
+        const applied = arrayOf(recordOf(r).applied);
+        io.stdout(line(applied.length ? `applied: ${applied.join(", ")}` : "database is up to date"));
+      }),
     );
 
   const orgs = program.command("orgs").description("create and list orgs");
@@ -146,15 +149,15 @@ export function buildProgram(io: CliIo = processIo): Command {
     .requiredOption("--name <name>", "display name")
     .option("--json", "print the org as JSON")
     .action((o: { name: string; json?: boolean }) =>
-      execute<OrgJson>({ op: "orgs.create", name: o.name }, o.json, (org) => io.stdout(line(org.id))),
+      execute({ op: "orgs.create", name: o.name }, o.json, (org) => io.stdout(line(String(recordOf(org).id)))),
     );
   orgs
     .command("list")
     .description("list orgs: id, name, created_at (tab-separated)")
     .option("--json", "print a JSON array")
     .action((o: { json?: boolean }) =>
-      execute<OrgJson[]>({ op: "orgs.list" }, o.json, (list) => {
-        for (const org of list) io.stdout(line(`${org.id}\t${org.name}\t${org.created_at}`));
+      execute({ op: "orgs.list" }, o.json, (list) => {
+        for (const org of arrayOf(list).map(recordOf)) io.stdout(line(`${org.id}\t${org.name}\t${org.created_at}`));
       }),
     );
 
@@ -169,9 +172,10 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option("--name <name>", "label shown by tokens list", "cli")
     .option("--json", "print {id, org_id, name, scopes, token}")
     .action((o: { org: string; scopes: string[]; name: string; json?: boolean }) =>
-      execute<{ id: string; token: string }>({ op: "tokens.create", org: o.org, scopes: o.scopes, name: o.name }, o.json, (t) => {
+      execute({ op: "tokens.create", org: o.org, scopes: o.scopes, name: o.name }, o.json, (created) => {
+        const t = recordOf(created);
         io.stderr(`token ${t.id} created; it is shown only once:\n`);
-        io.stdout(line(t.token));
+        io.stdout(line(String(t.token)));
       }),
     );
   tokens
@@ -180,9 +184,9 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option("--org <id>", "only this org's tokens")
     .option("--json", "print a JSON array")
     .action((o: { org?: string; json?: boolean }) =>
-      execute<TokenJson[]>({ op: "tokens.list", org: o.org }, o.json, (list) => {
-        for (const t of list) {
-          io.stdout(line([t.id, t.org_id, t.name, t.scopes.join(","), t.created_at, t.revoked_at ? `revoked ${t.revoked_at}` : "active"].join("\t")));
+      execute({ op: "tokens.list", org: o.org }, o.json, (list) => {
+        for (const t of arrayOf(list).map(recordOf)) {
+          io.stdout(line([t.id, t.org_id, t.name, arrayOf(t.scopes).join(","), t.created_at, t.revoked_at ? `revoked ${t.revoked_at}` : "active"].join("\t")));
         }
       }),
     );
@@ -192,7 +196,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     .argument("<id>", "token id (from tokens list)", parseTokenId)
     .option("--json", "print {id, revoked}")
     .action((id: string, o: { json?: boolean }) =>
-      execute<{ id: string }>({ op: "tokens.revoke", id }, o.json, (r) => io.stdout(line(`revoked ${r.id}`))),
+      execute({ op: "tokens.revoke", id }, o.json, (r) => io.stdout(line(`revoked ${recordOf(r).id}`))),
     );
 
   program
@@ -204,10 +208,10 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option("--coding-evaluations <n>", "coding evaluations", wholeNumber, 40)
     .option("--json", "print {org_id, rows}")
     .action((o: { org: string; questionSets: number; questionsPerSet: number; codingEvaluations: number; json?: boolean }) =>
-      execute<{ rows: number }>(
+      execute(
         { op: "seed", org: o.org, volume: { questionSets: o.questionSets, questionsPerSet: o.questionsPerSet, codingEvaluations: o.codingEvaluations } },
         o.json,
-        (r) => io.stdout(line(`seeded ${r.rows} rows`)),
+        (r) => io.stdout(line(`seeded ${recordOf(r).rows} rows`)),
       ),
     );
 

@@ -5,6 +5,7 @@
 import { once } from "node:events";
 import { chmodSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
+import { recordOf, stringOf, type JsonObject } from "../lib/narrow.js";
 
 /** Far above any command's arguments: a peer streaming without a newline is cut off. */
 const MAX_REQUEST_BYTES = 64 * 1024;
@@ -112,15 +113,15 @@ export function callAdminSocket(path: string, request: unknown): Promise<unknown
       (line) => {
         settled = true;
         socket.end();
-        let answer: Answer;
+        let answer: JsonObject;
         try {
-          answer = JSON.parse(line) as Answer;
+          answer = recordOf(JSON.parse(line));
         } catch {
           reject(new Error("admin socket: the server's answer is not JSON"));
           return;
         }
-        if (answer.ok) resolve(answer.result);
-        else reject(new Error(answer.error));
+        if (answer.ok === true) resolve(answer.result);
+        else reject(new Error(stringOf(answer.error) ?? "admin socket: the server's answer has no error message"));
       },
       () => undefined,
     );

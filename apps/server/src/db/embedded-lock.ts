@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { errorField } from "../lib/narrow.js";
 
 /** The running server's admin socket: how commands reach a database the server holds. */
 export const adminSocketPath = (dataDir: string): string => join(dataDir, "ars.sock");
@@ -35,11 +36,12 @@ export function lockDataDir(dataDir: string): () => void {
         }
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      if (errorField(err, "code") !== "EEXIST") throw err;
       const owner = Number(readFileSync(path, "utf8"));
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
         throw new Error(
           `the embedded database in ${dataDir} is in use by process ${owner}; CLI commands reach it through a running \`serve\` (its admin socket), other roles need PostgreSQL (DATABASE_URL)`,
+          { cause: err },
         );
       }
       unlinkSync(path);
@@ -53,6 +55,6 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    return errorField(err, "code") === "EPERM";
   }
 }

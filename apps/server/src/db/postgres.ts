@@ -10,15 +10,15 @@ import { assertChannelName, type Database, type Row, type SqlExecutor } from "./
 const DEFAULT_POOL_SIZE = 10;
 
 const rawQueryTypes: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    sharedParsers[oid] ?? pg.types.getTypeParser(oid, format ?? "text")) as pg.CustomTypesConfig["getTypeParser"],
+  getTypeParser: (oid: number, format?: "text" | "binary") => sharedParsers[oid] ?? pg.types.getTypeParser(oid, format ?? "text"),
 };
 
 function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
   return {
     async query<T = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
-      const result = await client.query({ text: sql, values: params, types: rawQueryTypes });
-      return result.rows as T[];
+      // the caller names the row shape its SQL selects, as with pg's own query<R>
+      const result = await client.query<T & pg.QueryResultRow>({ text: sql, values: params, types: rawQueryTypes });
+      return result.rows;
     },
     async exec(sql: string): Promise<void> {
       // No values → simple query protocol, which accepts several statements.

@@ -1,35 +1,31 @@
-// The delivery engine's loop: claim due rows → for each, prepare (payload, signature, receiver
-// auth) → send → classify (outcome.ts) → record. Any number of dispatchers, in any number of
-// processes, can share one database: rows are leased with FOR UPDATE SKIP LOCKED, outcomes
-// are recorded only under the lease that claimed them, and a crashed dispatcher's rows come
-// back when its leases run out (at-least-once; receivers dedupe on `webhook-id`).
+// The delivery engine's scheduler. It only decides when each step runs and how many at once:
+// claim (repos/deliveries-queue.repo.ts) → prepare (prepare.ts) → attempt (attempt.ts) →
+// decide (outcome.ts) → record (recorder.ts). Any number of dispatchers, in any number of
+// processes, can share one database: rows are leased with FOR UPDATE SKIP LOCKED, outcomes are
+// recorded only under the lease that claimed them, and a crashed dispatcher's rows come back
+// when its leases run out (at-least-once; receivers dedupe on `webhook-id`).
 //
 // Work arrives by wake-up (the queue signal: in-process at once, LISTEN/NOTIFY from other
 // processes), by a timer set for the earliest retry this dispatcher scheduled, and by a poll
-// that catches whatever the other two miss (a notification lost during a reconnect, another
-// process's retries, leases of a crashed process expiring).
+// that catches whatever the other two miss.
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { AttemptTrigger } from "@audit-review/api-types/internal";
 import type { DeliveryConfig } from "../config.js";
 import type { Database } from "../db/client.js";
-import { newId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import type { SecretBox } from "../lib/secret-box.js";
-import {
-  deliveriesQueueRepo,
-  type AttemptRecord,
-  type ClaimedDelivery,
-  type QueueEndpoint,
-  type QueueEvent,
-} from "../repos/deliveries-queue.repo.js";
-import { decideOutcome, endpointUnavailable, type AttemptResult, type DeliveryUpdate, type EndpointEffect } from "./outcome.js";
-import { serializePayload } from "./payload.js";
+import { deliveriesQueueRepo, type OutcomeRecord, type RecordResult } from "../repos/deliveries-queue.repo.js";
+import { createAttempt } from "./attempt.js";
+import { every, systemClock, type Clock, type TimerHandle } from "./clock.js";
+import { createDeliverer, type Job } from "./deliver.js";
+import { drainQueue, type DrainOptions } from "./drain.js";
+import { createKeyring } from "./keyring.js";
 import type { QueueSignal } from "./queue-signal.js";
-import { createReceiverAuth, type ReceiverAuth } from "./receiver-auth.js";
-import { parseRetryAfter } from "./retry-schedule.js";
+import { createReceiverAuth } from "./receiver-auth.js";
+import { createRecorder } from "./recorder.js";
 import type { Sender } from "./sender.js";
-import { legacySignature, signatureHeader } from "./signing.js";
+
+export type { DrainOptions } from "./drain.js";
 
 export interface DispatcherOptions {
   db: Database;
@@ -38,16 +34,10 @@ export interface DispatcherOptions {
   secretBox: SecretBox;
   signal: QueueSignal;
   config: DeliveryConfig;
-  now?: () => Date;
+  clock?: Clock;
   random?: () => number;
   /** Prefix of this dispatcher's lease tokens (default: host, pid and a random suffix). */
   id?: string;
-}
-
-export interface DrainOptions {
-  /** Also wait for retries scheduled in the future, until no row is pending or retrying. */
-  untilSettled?: boolean;
-  timeoutMs?: number;
 }
 
 export interface Dispatcher {
@@ -55,363 +45,217 @@ export interface Dispatcher {
   start(): void;
   /** Stops claiming, lets in-flight attempts finish and record, gives back claimed rows not yet started. */
   stop(): Promise<void>;
-  /**
-   * Test helper: resolves once nothing is due or in flight (with `untilSettled`, once nothing
-   * is pending or retrying at all). Rejects after `timeoutMs`.
-   */
+  /** Claims what is due now; resolves with the number of rows claimed. */
+  claimNow(): Promise<number>;
+  /** Resolves once no claim, attempt or record of this dispatcher is under way. */
+  idle(): Promise<void>;
+  /** Resolves once nothing is due or in flight (`untilSettled`: nothing pending or retrying at all). */
   drain(opts?: DrainOptions): Promise<void>;
 }
 
-interface Job {
-  delivery: ClaimedDelivery;
-  leaseToken: string;
-}
-
-const DRAIN_RECHECK_MS = 10;
-const DRAIN_SETTLE_RECHECK_MS = 25;
-
 export function createDispatcher({
-  db,
-  logger,
-  sender,
-  secretBox,
-  signal,
-  config,
-  now = () => new Date(),
-  random = Math.random,
+  db, logger, sender, secretBox, signal, config, clock = systemClock, random = Math.random,
   id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
 }: DispatcherOptions): Dispatcher {
   const queue = deliveriesQueueRepo(db);
-  const receiverAuth: ReceiverAuth = createReceiverAuth({
-    sender,
-    secretBox,
-    now: () => now().getTime(),
-    maxTokenResponseBytes: config.maxResponseBytes,
+  const receiverAuth = createReceiverAuth({ sender, secretBox, now: () => clock.now().getTime(), maxTokenResponseBytes: config.maxResponseBytes });
+  const attempt = createAttempt({ sender, receiverAuth, clock });
+  const keyring = createKeyring(secretBox);
+  const recorder = createRecorder<OutcomeRecord, RecordResult>({
+    write: (batch) => queue.recordBatch(batch, config.failingDisableAfterMs),
+    clock, maxBatch: config.recordBatchSize, maxDelayMs: config.recordDelayMs,
   });
   const log = logger.child({ component: "dispatcher", dispatcher: id });
 
-  const inFlight = new Map<string, Promise<void>>();
-  const busy = new Map<string, number>();
+  // A claimed row is held from its claim until its outcome is recorded. Rows are claimed ahead
+  // (up to `perEndpoint` more per endpoint than may be sent at once, and a batch more in all), so
+  // a freed slot starts the next attempt at once instead of waiting for a claim's round trips.
+  const held = new Map<string, Promise<void> | null>(); // delivery id → its run once started
+  const ready = new Map<string, Job[]>(); // endpoint → claimed rows waiting for a slot
+  const claimedPer = new Map<string, number>(); // endpoint → rows claimed and not yet sent
+  const busy = new Map<string, number>(); // endpoint → attempts on the wire
+  const resting = new Map<string, number>(); // endpoint → until when it is not claimed (unreachable)
+  let sending = 0;
+  let waiting = 0;
   let running = false;
-  let claiming: Promise<void> | null = null;
+  let claiming: Promise<number> | null = null;
   let claimAgain = false;
   let seq = 0;
-  /** rows claimed so far, so drain() can tell whether a claim found anything */
-  let claimed = 0;
-  let pollTimer: NodeJS.Timeout | null = null;
-  let wakeTimer: NodeJS.Timeout | null = null;
-  let wakeAt = Infinity;
-  const wakeTimes: number[] = [];
+  let poll: TimerHandle | null = null;
   let unsubscribe: (() => void) | null = null;
   let stopping: Promise<void> | null = null;
-  const changeWaiters = new Set<() => void>();
+  const wakeTimers = new Set<TimerHandle>();
+  const idleWaiters: (() => void)[] = [];
 
-  function changed(): void {
-    for (const resolve of [...changeWaiters]) resolve();
-    changeWaiters.clear();
-  }
-  const nextChange = () => new Promise<void>((resolve) => changeWaiters.add(resolve));
+  const settled = () => {
+    if (claiming || held.size) return;
+    for (const resolve of idleWaiters.splice(0)) resolve();
+  };
+  const bump = (map: Map<string, number>, key: string, by: number) => {
+    const n = (map.get(key) ?? 0) + by;
+    if (n > 0) map.set(key, n);
+    else map.delete(key);
+  };
 
-  function adjustBusy(endpointId: string, by: number): void {
-    const n = (busy.get(endpointId) ?? 0) + by;
-    if (n > 0) busy.set(endpointId, n);
-    else busy.delete(endpointId);
-  }
-
-  /**
-   * Timers for retries this dispatcher scheduled sooner than the next poll, so short delays are
-   * kept to the millisecond; anything later is the poll's job. One timer, for the earliest.
-   */
+  /** A retry due before the next poll gets its own timer, so short delays are kept to the millisecond. */
   function wakeUpAt(at: Date): void {
-    const t = at.getTime();
-    if (!running || t - Date.now() > config.pollIntervalMs) return;
-    const i = wakeTimes.findIndex((w) => w > t);
-    wakeTimes.splice(i === -1 ? wakeTimes.length : i, 0, t);
-    armWakeTimer();
+    const wait = at.getTime() - clock.now().getTime();
+    if (!running || wait > config.pollIntervalMs) return;
+    const t = clock.setTimeout(() => (wakeTimers.delete(t), tick()), wait + 1);
+    wakeTimers.add(t);
   }
 
-  function armWakeTimer(): void {
-    const next = wakeTimes[0];
-    if (next === undefined || !running || (wakeTimer && wakeAt <= next)) return;
-    if (wakeTimer) clearTimeout(wakeTimer);
-    wakeAt = next;
-    wakeTimer = setTimeout(() => {
-      wakeTimer = null;
-      wakeAt = Infinity;
-      const passed = Date.now();
-      while (wakeTimes.length && wakeTimes[0]! <= passed) wakeTimes.shift();
-      tick();
-      armWakeTimer();
-    }, Math.max(0, next - Date.now()) + 1);
-    wakeTimer.unref();
+  function rest(endpointId: string, at: Date): void {
+    resting.set(endpointId, at.getTime() + config.unreachableRestMs);
+    wakeUpAt(new Date(at.getTime() + config.unreachableRestMs));
   }
 
-  // ---- the steps of one delivery -------------------------------------------------------------
-
-  function signingSecrets(ep: QueueEndpoint, at: Date): string[] {
-    const secrets = [secretBox.open(ep.secret_enc)];
-    // During a rotation's grace period receivers may still only know the previous secret.
-    if (ep.previous_secret_enc && ep.previous_secret_expires_at && ep.previous_secret_expires_at > at) {
-      secrets.push(secretBox.open(ep.previous_secret_enc));
-    }
-    return secrets;
+  /** Endpoints not to claim now: resting, or with all they may hold already claimed. */
+  function skipNow(): string[] {
+    const now = clock.now().getTime();
+    for (const [ep, until] of resting) if (until <= now) resting.delete(ep);
+    const full = [...claimedPer].filter(([, n]) => n >= 2 * config.perEndpointConcurrency).map(([ep]) => ep);
+    return [...resting.keys(), ...full];
   }
 
-  /** Signs at send time: `webhook-timestamp` is this attempt's, so a retry is never "too old". */
-  async function send(ep: QueueEndpoint, eventId: string, body: string, authHeaders: Record<string, string>) {
-    const at = now();
-    const secrets = signingSecrets(ep, at);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(authHeaders)) headers[name.toLowerCase()] = value;
-    // Ours are set last: stored receiver headers can never replace the signature or the type.
-    Object.assign(headers, {
-      "content-type": "application/json",
-      "webhook-id": eventId,
-      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-      "webhook-signature": signatureHeader({ id: eventId, timestamp: Math.floor(at.getTime() / 1000), body, secrets }),
-      ...(ep.legacy_signature ? { "x-signature-256": legacySignature(secrets[0]!, body) } : {}),
-    });
-    return sender.send({ url: ep.url, headers, body });
-  }
-
-  /** One attempt, including receiver auth and the single token refetch after a 401. */
-  async function attempt(ep: QueueEndpoint, eventId: string, body: string): Promise<AttemptResult & { responseBody: string | null }> {
-    let auth = await receiverAuth.headersFor(ep);
-    if (!auth.ok) return { ok: false, status: null, error: auth.error, retryAfterMs: null, responseBody: null };
-    let res = await send(ep, eventId, body, auth.headers);
-    if (res.status === 401 && auth.refreshable) {
-      receiverAuth.invalidate(ep, auth.headers);
-      auth = await receiverAuth.headersFor(ep);
-      if (!auth.ok) return { ok: false, status: null, error: auth.error, retryAfterMs: null, responseBody: null };
-      res = await send(ep, eventId, body, auth.headers);
-    }
-    return {
-      ok: res.ok,
-      status: res.status,
-      error: res.error,
-      retryAfterMs: parseRetryAfter(res.headers["retry-after"], now()),
-      responseBody: res.responseBody,
-    };
-  }
-
-  /** `at` is the moment the outcome was decided: `updated_at`, and the base of `next_attempt_at`. */
-  async function record(job: Job, update: DeliveryUpdate, effect: EndpointEffect | null, at: Date, attemptRow: AttemptRecord | null = null): Promise<void> {
-    const d = job.delivery;
-    const result = await queue.record({
-      deliveryId: d.id,
-      endpointId: d.endpoint_id,
-      leaseToken: job.leaseToken,
-      update,
-      endpoint: effect,
-      attempt: attemptRow,
-      now: at,
-      failingDisableAfterMs: config.failingDisableAfterMs,
-    });
-    const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempt: update.attempt_count, status: update.status };
-    if (!result.recorded) {
-      // The lease ran out and another dispatcher took the row, or the endpoint was disabled or
-      // deleted meanwhile (which fails its queued rows): either way the row is not ours to change.
-      log.warn(fields, "delivery outcome not recorded: the row changed hands while the attempt ran");
-      return;
-    }
-    if (result.disabled) log.warn({ endpoint_id: d.endpoint_id, reason: result.disabled }, "webhook endpoint disabled");
-    if (update.status === "retrying" && update.next_attempt_at) wakeUpAt(update.next_attempt_at);
-  }
-
-  async function deliver(job: Job, ep: QueueEndpoint | undefined, ev: QueueEvent | undefined): Promise<void> {
-    const d = job.delivery;
-    // The endpoint is checked now, not at fan-out: it may have been disabled or deleted since.
-    if (!ep || ep.deleted_at) return record(job, endpointUnavailable("endpoint_deleted", d.attempt_count, d.last_response_status), null, now());
-    if (ep.status !== "enabled") return record(job, endpointUnavailable("endpoint_disabled", d.attempt_count, d.last_response_status), null, now());
-    if (!ev) throw new Error(`event ${d.event_id} of delivery ${d.id} is missing`);
-
-    const body = serializePayload(ev, {
-      fields: ep.payload_fields,
-      result_format: ep.payload_result_format,
-      responses_filter: ep.payload_responses_filter,
-      include_informational: ep.payload_include_informational,
-    });
-    const startedAt = now();
-    const started = performance.now();
-    const result = await attempt(ep, ev.id, body);
-    const decidedAt = now();
-    const outcome = decideOutcome({ attemptCount: d.attempt_count, result, failingSince: ep.failing_since, now: decidedAt, random, config });
-    const trigger = d.next_trigger as AttemptTrigger;
-    // A manual retry or recovery asks for one attempt, not a new schedule.
-    if (trigger === "manual" && outcome.delivery.status === "retrying") {
-      outcome.delivery = { ...outcome.delivery, status: "failed", next_attempt_at: null };
-    }
-    const attemptRow: AttemptRecord = {
-      id: newId(),
-      trigger,
-      url: ep.url,
-      started_at: startedAt,
-      duration_ms: Math.round(performance.now() - started),
-      response_body: result.responseBody,
-    };
-    log.info(
-      {
-        delivery_id: d.id,
-        endpoint_id: d.endpoint_id,
-        event_id: d.event_id,
-        attempt: outcome.delivery.attempt_count,
-        response_status: result.status,
-        error_code: result.error?.code ?? null,
-        outcome: outcome.delivery.status,
-        duration_ms: Math.round(performance.now() - started),
+  const deliverer = createDeliverer({
+    queue, attempt, keyring, recorder, clock, random, config, log,
+    hooks: {
+      attemptOver(endpointId) {
+        bump(busy, endpointId, -1);
+        sending--;
+        pump();
+        void tick();
       },
-      "delivery attempt",
-    );
-    await record(job, outcome.delivery, outcome.endpoint, decidedAt, attemptRow);
-  }
+      unreachable: (endpointId, at) => config.unreachableRestMs > 0 && rest(endpointId, at),
+      retryAt: wakeUpAt,
+    },
+  });
 
-  // ---- claiming --------------------------------------------------------------------------------
-
-  function track(job: Job, run: () => Promise<void>): void {
-    const d = job.delivery;
-    adjustBusy(d.endpoint_id, 1);
-    const done = run()
-      .catch((err: unknown) => {
-        // The row keeps its lease and is tried again once the lease runs out.
-        log.error({ delivery_id: d.id, endpoint_id: d.endpoint_id, err: err instanceof Error ? err.message : String(err) }, "delivery failed unexpectedly");
-      })
-      .finally(() => {
-        inFlight.delete(d.id);
-        adjustBusy(d.endpoint_id, -1);
-        changed();
-        tick(); // a slot is free
-      });
-    inFlight.set(d.id, done);
-  }
-
-  async function claimOnce(): Promise<boolean> {
-    const free = Math.min(config.concurrency - inFlight.size, config.batchSize);
-    if (free <= 0) return false;
-    const leaseToken = `${id}:${++seq}`;
-    const rows = await queue.claim({
-      leaseToken,
-      limit: free,
-      leaseMs: config.leaseMs,
-      perEndpoint: config.perEndpointConcurrency,
-      busyEndpoints: busy,
-      inFlight: [...inFlight.keys()],
-    });
-    if (!rows.length) return false;
-    claimed += rows.length;
-
-    // Counted as in flight at once, so the next claim sees the slots as taken.
-    let release!: () => void;
-    const loaded = new Promise<void>((resolve) => (release = resolve));
-    let endpoints = new Map<string, QueueEndpoint>();
-    let events = new Map<string, QueueEvent>();
-    let usable = false;
-    for (const delivery of rows) {
-      const job = { delivery, leaseToken };
-      track(job, async () => {
-        await loaded;
-        if (usable) await deliver(job, endpoints.get(delivery.endpoint_id), events.get(delivery.event_id));
-      });
-    }
-    try {
-      if (running) {
-        endpoints = await queue.endpoints(rows.map((r) => r.endpoint_id));
-        events = await queue.events(rows.map((r) => r.event_id));
-        usable = running;
-      }
-    } finally {
-      // Not started (stopping, or the batch could not be loaded): give the rows back now
-      // instead of letting them wait out the lease.
-      if (!usable) await queue.release(rows.map((r) => r.id), leaseToken).catch(() => undefined);
-      release();
-    }
-    return rows.length === free;
-  }
-
-  function tick(): void {
+  /** Starts waiting rows while there are slots: `concurrency` in all, `perEndpoint` per endpoint. */
+  function pump(): void {
     if (!running) return;
+    for (const [endpointId, jobs] of ready) {
+      while (jobs.length && sending < config.concurrency && (busy.get(endpointId) ?? 0) < config.perEndpointConcurrency) {
+        const job = jobs.shift()!;
+        waiting--;
+        sending++;
+        bump(busy, endpointId, 1);
+        bump(claimedPer, endpointId, -1);
+        const done = deliverer.deliver(job)
+          // The row keeps its lease and is tried again once the lease runs out.
+          .catch((err: unknown) => log.error({ delivery_id: job.d.id, endpoint_id: endpointId, err: err instanceof Error ? err.message : String(err) }, "delivery failed unexpectedly"))
+          .finally(() => (held.delete(job.d.id), settled()));
+        held.set(job.d.id, done);
+      }
+      if (!jobs.length) ready.delete(endpointId);
+      if (sending >= config.concurrency) return;
+    }
+  }
+
+  async function claimOnce(): Promise<number> {
+    const free = Math.min(config.concurrency + config.batchSize - sending - waiting, config.batchSize);
+    if (free <= 0) return 0;
+    const leaseToken = `${id}:${++seq}`;
+    const mark = deliverer.startRead(); // the claim reads the endpoints too
+    const claim = await queue.claim({
+      leaseToken, limit: free, leaseMs: config.leaseMs, now: clock.now(), perEndpoint: 2 * config.perEndpointConcurrency,
+      busyEndpoints: new Map([...claimedPer].map(([ep, n]) => [ep, n + (busy.get(ep) ?? 0)])), skipEndpoints: skipNow(), inFlight: [...held.keys()],
+    });
+    const { rows, endpoints, events } = claim;
+    if (!rows.length) return 0;
+    if (!running) {
+      // Stopping meanwhile: give the rows back now rather than when their lease runs out.
+      await queue.release(rows.map((r) => r.id), leaseToken).catch(() => undefined);
+      return 0;
+    }
+    for (const r of rows) held.set(r.id, null);
+    deliverer.claimed(endpoints, rows.map((r) => r.endpoint_id), mark);
+    for (const d of rows) {
+      const jobs = ready.get(d.endpoint_id) ?? [];
+      jobs.push({ d, leaseToken, ev: events.get(d.event_id), since: mark });
+      ready.set(d.endpoint_id, jobs);
+      bump(claimedPer, d.endpoint_id, 1);
+      waiting++;
+    }
+    pump();
+    // What could not start now waits for a slot, and reads its endpoint again when it gets one.
+    for (const jobs of ready.values()) for (const j of jobs) if (j.since === mark) j.since = deliverer.nextRead();
+    if (rows.length === free) claimAgain = true; // a full batch: more may be due right now
+    return rows.length;
+  }
+
+  /** Stopping: rows claimed but not started go back to the queue now rather than when their lease ends. */
+  async function releaseWaiting(): Promise<void> {
+    const byLease = new Map<string, string[]>();
+    for (const jobs of ready.values()) for (const j of jobs) byLease.set(j.leaseToken, [...(byLease.get(j.leaseToken) ?? []), j.d.id]);
+    ready.clear();
+    claimedPer.clear();
+    waiting = 0;
+    for (const [leaseToken, ids] of byLease) {
+      await queue.release(ids, leaseToken).catch(() => undefined);
+      for (const id of ids) held.delete(id);
+    }
+    settled();
+  }
+
+  function tick(): Promise<number> {
+    if (!running) return Promise.resolve(0);
     if (claiming) {
       claimAgain = true;
-      return;
+      return claiming;
     }
-    claiming = (async () => {
+    const run = async () => {
+      let total = 0;
       try {
         do {
           claimAgain = false;
-          // A full batch means more may be due right now.
-          if (await claimOnce()) claimAgain = true;
+          total += await claimOnce();
         } while (claimAgain && running);
       } catch (err) {
         log.error({ err: err instanceof Error ? err.message : String(err) }, "claiming deliveries failed; the poll will try again");
       } finally {
         claiming = null;
-        changed();
+        settled();
       }
-    })();
+      return total;
+    };
+    return (claiming = run());
   }
 
-  async function idle(deadline: number): Promise<void> {
-    while (claiming || inFlight.size > 0) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error("dispatcher drain timed out with deliveries in flight");
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([nextChange(), new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
-      clearTimeout(timer);
-    }
-  }
-
-  return {
+  const dispatcher: Dispatcher = {
     id,
-
     start() {
       if (running || stopping) return;
       running = true;
       // Every leased attempt must be able to finish (token fetch, send, refetch, resend) in time.
-      if (config.leaseMs < 4 * config.totalTimeoutMs) {
-        log.warn({ lease_ms: config.leaseMs, total_timeout_ms: config.totalTimeoutMs }, "delivery lease is shorter than a worst-case attempt");
-      }
-      unsubscribe = signal.onWake(tick);
-      pollTimer = setInterval(tick, config.pollIntervalMs);
-      tick();
+      if (config.leaseMs < 4 * config.totalTimeoutMs) log.warn({ lease_ms: config.leaseMs, total_timeout_ms: config.totalTimeoutMs }, "delivery lease is shorter than a worst-case attempt");
+      unsubscribe = signal.onWake(() => void tick());
+      poll = every(clock, config.pollIntervalMs, () => void tick());
+      void tick();
     },
-
     stop() {
       stopping ??= (async () => {
         running = false;
-        if (pollTimer) clearInterval(pollTimer);
-        if (wakeTimer) clearTimeout(wakeTimer);
+        poll?.cancel();
+        for (const t of wakeTimers) t.cancel();
         unsubscribe?.();
         await claiming;
-        await Promise.allSettled([...inFlight.values()]);
+        await releaseWaiting();
+        await Promise.allSettled([...held.values()]);
+        await recorder.flush();
       })();
       return stopping;
     },
-
-    async drain({ untilSettled = false, timeoutMs = 30_000 } = {}) {
-      const deadline = Date.now() + timeoutMs;
-      const pause = async (ms: number) => {
-        if (Date.now() + ms > deadline) throw new Error("dispatcher drain timed out waiting for due deliveries");
-        await new Promise((resolve) => setTimeout(resolve, ms));
-      };
-      for (;;) {
-        if (!running) throw new Error("dispatcher is not running");
-        await idle(deadline);
-        const { nextAt, dbNow } = await queue.state();
-        if (!nextAt) return;
-        const wait = nextAt.getTime() - dbNow.getTime();
-        if (wait > 0) {
-          if (!untilSettled) return;
-          // Not longer than a short recheck: the row may be leased by another live dispatcher
-          // that records it long before its lease would run out.
-          await pause(Math.min(wait + 1, DRAIN_SETTLE_RECHECK_MS));
-          continue;
-        }
-        const before = claimed;
-        tick();
-        await claiming;
-        // Due, yet nothing claimable by us (per-endpoint cap, or a row another dispatcher just
-        // took): look again shortly rather than spin.
-        if (claimed === before) await pause(DRAIN_RECHECK_MS);
-      }
+    claimNow: () => tick(),
+    idle() {
+      if (!claiming && !held.size) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    drain(opts) {
+      if (!running) return Promise.reject(new Error("dispatcher is not running"));
+      return drainQueue({ dispatcher, queue, clock }, opts);
     },
   };
+  return dispatcher;
 }

@@ -3,6 +3,7 @@
 // the reduction its `payload` settings ask for. Built once per attempt, so a body is always
 // exactly what the endpoint's settings say today.
 import type { AuditCompletedPayload, AuditResponseItem } from "@audit-review/api-types/internal";
+import { EVENT_TYPES, stored } from "../lib/stored-values.js";
 import type { StoredEvent, StoredResponse } from "../repos/events.repo.js";
 
 /** The parts of a stored event the body is built from. */
@@ -35,16 +36,18 @@ export function buildPayload(event: PayloadEvent, settings: PayloadSettings): Au
   if (fields.has("data.result")) data.result = settings.result_format === "raw" ? (event.raw_result ?? event.result) : event.result;
 
   const body: AuditCompletedPayload = {
-    type: event.type as AuditCompletedPayload["type"],
+    type: stored(EVENT_TYPES, event.type),
     timestamp: event.occurred_at.toISOString(),
     data,
   };
   if (fields.has("responses")) {
     // `questionId` always, so a receiver can tell the items apart whatever else it chose.
-    const itemFields = RESPONSE_ITEM_FIELDS.filter((f) => fields.has(`responses.${f}`));
+    const [query, answer, context] = RESPONSE_ITEM_FIELDS.map((f) => fields.has(`responses.${f}`));
     body.responses = selectedResponses(event.responses, settings).map((r) => {
       const item: AuditResponseItem = { questionId: r.question_id };
-      for (const f of itemFields) (item as Record<string, unknown>)[f] = r[f];
+      if (query) item.query = r.query;
+      if (answer) item.answer = r.answer;
+      if (context) item.context = r.context;
       return item;
     });
   }

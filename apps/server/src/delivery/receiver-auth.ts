@@ -7,6 +7,8 @@
 // TLS verified, redirects not followed.
 import type { AuthenticationOAuth2 } from "@audit-review/api-types/internal";
 import type { WebhookEndpoint } from "../generated/prisma/client.js";
+import { isRecord, recordOf } from "../lib/narrow.js";
+import { parseReceiverAuthConfig } from "../lib/receiver-auth-config.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { Sender } from "./sender.js";
 
@@ -52,8 +54,8 @@ export interface ReceiverAuthOptions {
   maxTokenResponseBytes?: number;
 }
 
-/** What `auth_config` holds for OAuth2: the API's read shape without its `type`. */
-type OAuthConfig = Omit<AuthenticationOAuth2, "type">;
+/** What `auth_config` holds for OAuth2 (parsed by lib/receiver-auth-config.ts). */
+type OAuthConfig = AuthenticationOAuth2;
 
 interface CachedToken {
   token: string;
@@ -78,8 +80,8 @@ function hostOf(url: string): string {
 
 /** The token and its lifetime in milliseconds (null when not given), or why the answer is unusable. */
 function parseTokenResponse(json: unknown): { token: string; expiresInMs: number | null } | { problem: string } {
-  if (typeof json !== "object" || json === null) return { problem: "is not a JSON object" };
-  const body = json as Record<string, unknown>;
+  if (!isRecord(json)) return { problem: "is not a JSON object" };
+  const body = json;
   if (typeof body.access_token !== "string" || body.access_token === "") return { problem: "has no access_token" };
   if (body.token_type !== undefined && String(body.token_type).toLowerCase() !== "bearer") {
     return { problem: `has token_type ${JSON.stringify(String(body.token_type).slice(0, 40))}, not Bearer` };
@@ -105,7 +107,7 @@ export function createReceiverAuth({
   function secretsOf(endpoint: AuthEndpoint): Record<string, unknown> | null {
     if (!endpoint.auth_secret_enc) return null;
     try {
-      return JSON.parse(secretBox.open(endpoint.auth_secret_enc)) as Record<string, unknown>;
+      return recordOf(JSON.parse(secretBox.open(endpoint.auth_secret_enc)));
     } catch {
       return null;
     }
@@ -149,8 +151,7 @@ export function createReceiverAuth({
     return { ok: true, headers: { authorization: `Bearer ${parsed.token}` }, refreshable: true };
   }
 
-  async function oauth2(endpoint: AuthEndpoint): Promise<AuthResult> {
-    const c = endpoint.auth_config as unknown as OAuthConfig;
+  async function oauth2(endpoint: AuthEndpoint, c: OAuthConfig): Promise<AuthResult> {
     const key = keyOf(endpoint, c);
     const cached = tokens.get(key);
     if (cached && cached.refreshAt > now()) {
@@ -167,31 +168,31 @@ export function createReceiverAuth({
 
   return {
     async headersFor(endpoint) {
-      switch (endpoint.auth_type) {
+      const config = parseReceiverAuthConfig(endpoint.auth_type, endpoint.auth_config);
+      if (!config) return authError(`the stored authentication settings (type ${JSON.stringify(endpoint.auth_type)}) cannot be read`);
+      switch (config.type) {
         case "none":
           return { ok: true, headers: {}, refreshable: false };
         case "headers": {
           const headers = secretsOf(endpoint)?.headers;
-          if (typeof headers !== "object" || headers === null) return authError("the stored receiver headers cannot be read");
-          return { ok: true, headers: { ...(headers as Record<string, string>) }, refreshable: false };
+          if (!isRecord(headers) || !Object.values(headers).every((v) => typeof v === "string")) return authError("the stored receiver headers cannot be read");
+          return { ok: true, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, String(v)])), refreshable: false };
         }
         case "basic": {
           const password = secretsOf(endpoint)?.password;
-          const { username } = endpoint.auth_config as { username: string };
           if (typeof password !== "string") return authError("the stored Basic password cannot be read");
-          const credentials = Buffer.from(`${username}:${password}`, "utf8").toString("base64");
+          const credentials = Buffer.from(`${config.username}:${password}`, "utf8").toString("base64");
           return { ok: true, headers: { authorization: `Basic ${credentials}` }, refreshable: false };
         }
         case "oauth2_client_credentials":
-          return oauth2(endpoint);
-        default:
-          return authError(`unknown authentication type ${JSON.stringify(endpoint.auth_type)}`);
+          return oauth2(endpoint, config);
       }
     },
 
     invalidate(endpoint, refused) {
-      if (endpoint.auth_type !== "oauth2_client_credentials") return;
-      const key = keyOf(endpoint, endpoint.auth_config as unknown as OAuthConfig);
+      const config = parseReceiverAuthConfig(endpoint.auth_type, endpoint.auth_config);
+      if (config?.type !== "oauth2_client_credentials") return;
+      const key = keyOf(endpoint, config);
       if (refused.authorization === `Bearer ${tokens.get(key)?.token}`) tokens.delete(key);
     },
   };

@@ -1,21 +1,7 @@
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
+import { DEFAULT_JITTER, DEFAULT_MIN_BACKOFF_MS, DEFAULT_SCHEDULE_MS } from "../config.js";
 
-/** Delay before attempt n+1 (index n); index 0 is the first, immediate attempt. */
-export const DEFAULT_SCHEDULE_MS: readonly number[] = Object.freeze([
-  0,
-  5 * SECOND,
-  5 * MINUTE,
-  30 * MINUTE,
-  2 * HOUR,
-  5 * HOUR,
-  10 * HOUR,
-  10 * HOUR,
-]);
-
-export const DEFAULT_JITTER = 0.2;
-export const DEFAULT_MIN_BACKOFF_MS = 60 * SECOND;
+// The defaults are configuration (config.ts); re-exported for the schedule's own readers.
+export { DEFAULT_JITTER, DEFAULT_MIN_BACKOFF_MS, DEFAULT_SCHEDULE_MS };
 
 export interface RetryDelayInput {
   /** attempts made so far, 1-based */

@@ -3,6 +3,7 @@ import { isIP, type LookupFunction } from "node:net";
 import type { Readable } from "node:stream";
 import { createSecureContext, rootCertificates } from "node:tls";
 import { Agent, buildConnector } from "undici";
+import { errorField, isRecord } from "../lib/narrow.js";
 import type { AddressPolicy } from "../net/ip-policy.js";
 import type { ResolvedAddress, Resolver } from "../net/resolver.js";
 
@@ -132,8 +133,8 @@ export function createPinnedLookup(resolver: Resolver, addressPolicy: AddressPol
 }
 
 function collectCodes(err: unknown, into: string[] = [], depth = 0): string[] {
-  if (depth > 5 || typeof err !== "object" || err === null) return into;
-  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (depth > 5 || !isRecord(err)) return into;
+  const e = err;
   if (typeof e.code === "string") into.push(e.code);
   collectCodes(e.cause, into, depth + 1);
   // Happy eyeballs reports every failed address through an AggregateError.
@@ -166,7 +167,7 @@ export function classifyError(err: unknown, ctx: ClassifyContext): SendError {
   const first = (test: (c: string) => boolean) => codes.find(test);
 
   if (codes.includes(BLOCKED)) {
-    const message = err instanceof Error && (err as { code?: string }).code === BLOCKED ? err.message : `${ctx.hostname} is not an allowed destination`;
+    const message = err instanceof Error && errorField(err, "code") === BLOCKED ? err.message : `${ctx.hostname} is not an allowed destination`;
     return { code: "destination_blocked", message };
   }
   const timeout = first((c) => TIMEOUT_CODES.has(c));
@@ -185,7 +186,8 @@ async function readCapped(body: Readable, cap: number): Promise<{ bytes: Buffer;
   let size = 0;
   let truncated = false;
   try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+    for await (const piece of body) {
+      const chunk = Buffer.isBuffer(piece) ? piece : Buffer.from(String(piece));
       const room = cap - size;
       if (chunk.length > room) {
         chunks.push(chunk.subarray(0, room));
@@ -272,7 +274,7 @@ export function createSender({
     bodyTimeout: totalTimeoutMs,
   });
 
-  async function exchange(req: Required<Omit<RawRequest, "body">> & { body: string | undefined }): Promise<RawOutcome> {
+  async function exchange(req: Required<Omit<RawRequest, "body">> & { body: string | undefined; parse: boolean }): Promise<RawOutcome> {
     const started = performance.now();
     const done = (fields: Omit<RawOutcome, "durationMs">): RawOutcome => ({ ...fields, durationMs: Math.round(performance.now() - started) });
     const empty = { status: null, headers: {}, body: "", truncated: false, json: undefined, ok: false };
@@ -303,7 +305,8 @@ export function createSender({
         headers,
         body,
         truncated,
-        json: truncated ? undefined : parseJson(body),
+        // Webhook answers are only previewed: parsing them (mostly empty, so a throw) is wasted work.
+        json: truncated || !req.parse || body === "" ? undefined : parseJson(body),
         error: ok ? null : { code: "unexpected_status", message: `receiver answered ${status}` },
       });
     } catch (err) {
@@ -322,11 +325,12 @@ export function createSender({
         headers,
         body,
         maxResponseBytes,
+        parse: false,
       });
       return { ok, status, headers: responseHeaders, durationMs, error, responseBody: status === null ? null : responsePreview(Buffer.from(answer, "utf8")) };
     },
     request({ url, method = "POST", headers = {}, body, maxResponseBytes: cap = maxResponseBytes }) {
-      return exchange({ url, method, headers, body, maxResponseBytes: cap });
+      return exchange({ url, method, headers, body, maxResponseBytes: cap, parse: true });
     },
     close: () => agent.close(),
   };

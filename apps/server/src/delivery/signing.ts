@@ -1,9 +1,12 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { SECRET_PREFIX } from "../lib/signing-secrets.js";
 
-const SECRET_PREFIX = "whsec_";
+export { generateSigningSecret, secretHint } from "../lib/signing-secrets.js";
+
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-function signingKey(secret: string): Buffer {
+/** The HMAC key of a `whsec_` secret: the bytes its base64 part encodes. */
+export function signingKey(secret: string): Buffer {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : "";
   if (!BASE64.test(encoded)) {
     // Never include the secret itself in the error.
@@ -26,22 +29,17 @@ export interface SignatureInput {
 /** Standard Webhooks `webhook-signature`: one space-separated `v1,<base64>` per secret. */
 export function signatureHeader({ id, timestamp, body, secrets }: SignatureInput): string {
   if (secrets.length === 0) throw new TypeError("at least one signing secret is required");
+  return signWithKeys({ id, timestamp, body, keys: secrets.map(signingKey) });
+}
+
+/** The same header from keys decoded once (signingKey), for the engine's hot path. */
+export function signWithKeys({ id, timestamp, body, keys }: Omit<SignatureInput, "secrets"> & { keys: readonly Buffer[] }): string {
+  if (keys.length === 0) throw new TypeError("at least one signing key is required");
   const content = `${id}.${timestamp}.${body}`;
-  return secrets
-    .map((secret) => `v1,${createHmac("sha256", signingKey(secret)).update(content, "utf8").digest("base64")}`)
-    .join(" ");
+  return keys.map((key) => `v1,${createHmac("sha256", key).update(content, "utf8").digest("base64")}`).join(" ");
 }
 
 /** `x-signature-256` for receivers built against the old scheme: keyed by the secret string itself. */
 export function legacySignature(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body, "utf8").digest("hex")}`;
-}
-
-export function generateSigningSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString("base64");
-}
-
-/** What reads may show of a secret: enough to tell two apart, too little to use. */
-export function secretHint(secret: string): string {
-  return `${SECRET_PREFIX}…${secret.slice(-4)}`;
 }

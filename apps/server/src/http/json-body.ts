@@ -1,6 +1,7 @@
-import express, { type Request, type RequestHandler } from "express";
+import type { IncomingMessage } from "node:http";
+import express, { type RequestHandler } from "express";
 
-const empty = new WeakSet<Request>();
+const empty = new WeakSet<IncomingMessage>();
 
 /**
  * JSON bodies. body-parser turns an empty `application/json` body into `{}`, which an operation
@@ -13,7 +14,7 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
       limit: limitBytes,
       type: ["application/json", "application/*+json"],
       verify: (req, _res, buf) => {
-        if (buf.length === 0) empty.add(req as Request);
+        if (buf.length === 0) empty.add(req);
       },
     }),
     (req, _res, next) => {

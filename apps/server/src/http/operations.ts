@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
+import { isRecord, recordOf } from "../lib/narrow.js";
 
 /**
  * The contract's operations, read once at start-up, so that authorization comes from the
@@ -15,13 +16,6 @@ export interface OperationInfo {
   public: boolean;
 }
 
-interface RawOperation {
-  operationId?: string;
-  "x-required-scopes"?: string[];
-  "x-internal"?: boolean;
-  security?: unknown[];
-}
-
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
 export interface OperationIndex {
@@ -30,13 +24,16 @@ export interface OperationIndex {
 }
 
 export function loadOperations(specPath: string): OperationIndex {
-  const spec = parse(readFileSync(specPath, "utf8")) as { paths: Record<string, Record<string, RawOperation>> };
+  const spec = recordOf(parse(readFileSync(specPath, "utf8")));
   const entries: Array<{ re: RegExp; op: OperationInfo }> = [];
-  for (const [path, item] of Object.entries(spec.paths)) {
+  for (const [path, item] of Object.entries(recordOf(spec.paths))) {
     for (const method of METHODS) {
-      const raw = item[method];
-      if (!raw) continue;
-      if (!raw.operationId || !raw["x-required-scopes"]) throw new Error(`${method} ${path} lacks operationId or x-required-scopes`);
+      const raw = recordOf(item)[method];
+      if (!isRecord(raw)) continue;
+      const scopes = raw["x-required-scopes"];
+      if (typeof raw.operationId !== "string" || !Array.isArray(scopes) || !scopes.every((s) => typeof s === "string")) {
+        throw new Error(`${method} ${path} lacks operationId or x-required-scopes`);
+      }
       const re = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}/?$`);
       entries.push({
         re,
@@ -44,7 +41,7 @@ export function loadOperations(specPath: string): OperationIndex {
           operationId: raw.operationId,
           method: method.toUpperCase(),
           path,
-          requiredScopes: raw["x-required-scopes"],
+          requiredScopes: scopes,
           internal: raw["x-internal"] === true,
           public: Array.isArray(raw.security) && raw.security.length === 0,
         },

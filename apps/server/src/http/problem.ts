@@ -4,6 +4,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from "exp
 import type { Problem, ProblemIssue } from "@audit-review/api-types/internal";
 import { AppError, ValidationErrors } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
+import { isRecord, recordOf, stringOf } from "../lib/narrow.js";
 
 const TYPE_BASE = "https://audit-review.dev/problems/";
 
@@ -35,15 +36,31 @@ interface HttpishError {
   message?: string;
 }
 
-const LOCATIONS = new Set(["query", "path", "header", "body"]);
+/** What body-parser, Express and the validator attach to the errors they throw. */
+function httpish(err: unknown): HttpishError {
+  const e = recordOf(err);
+  const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+  return {
+    status: num(e.status),
+    statusCode: num(e.statusCode),
+    type: stringOf(e.type),
+    errors: Array.isArray(e.errors)
+      ? e.errors.filter(isRecord).map((i) => ({ path: stringOf(i.path), message: stringOf(i.message) }))
+      : undefined,
+    message: stringOf(e.message),
+  };
+}
+
+const LOCATIONS = new Set<string>(["query", "path", "header", "body"] satisfies Array<ProblemIssue["location"]>);
+const isLocation = (s: string | undefined): s is ProblemIssue["location"] => s !== undefined && LOCATIONS.has(s);
 
 /** `/query/limit` → query + limit; `/body/filters/audit_results` → body + filters.audit_results. */
 export function toIssue(issue: ValidatorIssue): ProblemIssue {
   const parts = (issue.path ?? "").replace(/^\./, "").split(/[/.]/).filter(Boolean);
   // the validator reports path parameters under `params` and headers under `headers`
   const first = parts[0] === "headers" ? "header" : parts[0] === "params" ? "path" : parts[0];
-  const location = (first && LOCATIONS.has(first) ? first : "body") as ProblemIssue["location"];
-  const rest = first && LOCATIONS.has(first) ? parts.slice(1) : parts;
+  const location = isLocation(first) ? first : "body";
+  const rest = isLocation(first) ? parts.slice(1) : parts;
   let message = issue.message ?? "is invalid";
   // ajv reports a missing property on the parent; name the property itself.
   const required = /must have required property '([^']+)'/.exec(message);
@@ -71,7 +88,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof AppError) return sendProblem(req, res, err);
-    const e = (err ?? {}) as HttpishError;
+    const e = httpish(err);
     const status = e.status ?? e.statusCode;
     if (e.type === "entity.parse.failed") {
       return sendProblem(req, res, new ValidationErrors([{ location: "body", name: "body", message: "is not valid JSON" }]));
@@ -96,7 +113,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
 /** What is safe to log of an error: its class, message and stack, never request data. */
 function errSummary(err: unknown): Record<string, unknown> {
   if (err instanceof Error) {
-    const extra = (err as HttpishError).errors;
+    const extra = httpish(err).errors;
     return { type: err.name, message: err.message, stack: err.stack, ...(extra ? { errors: extra } : {}) };
   }
   return { value: String(err) };

@@ -1,6 +1,7 @@
 import { rateLimit } from "express-rate-limit";
 import type { RequestHandler } from "express";
 import { AppError } from "../lib/errors.js";
+import { recordOf } from "../lib/narrow.js";
 import { sendProblem } from "./problem.js";
 
 /**
@@ -18,8 +19,9 @@ export function rateLimiter(perMinute: number): RequestHandler {
     keyGenerator: (req) => req.auth?.tokenId ?? `ip:${req.ip}`,
     validate: { keyGeneratorIpFallback: false },
     handler: (req, res) => {
-      const reset = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = Math.max(1, Math.ceil(((reset?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
+      // express-rate-limit puts its counter on `req.rateLimit` without typing the property
+      const reset = recordOf(recordOf(req).rateLimit).resetTime;
+      const seconds = Math.max(1, Math.ceil(((reset instanceof Date ? reset.getTime() : Date.now() + 60_000) - Date.now()) / 1000));
       sendProblem(req, res, new AppError(429, "RATE_LIMITED", "Rate limited", `Too many requests; retry after ${seconds} seconds.`, undefined, {
         "Retry-After": String(seconds),
       }));

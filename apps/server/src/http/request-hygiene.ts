@@ -1,4 +1,5 @@
 import type { ProblemIssue } from "@audit-review/api-types/internal";
+import { arrayOf, isRecord, recordOf, type JsonObject as Json } from "../lib/narrow.js";
 import { unstorable, unstorableStrings } from "./storable-strings.js";
 
 /**
@@ -26,7 +27,6 @@ interface OperationSpec {
   bodyRequired: boolean;
 }
 
-type Json = Record<string, unknown>;
 
 const METHODS = ["get", "put", "post", "delete", "patch"] as const;
 // RFC 3986 gen-delims and sub-delims: the validator's "must be url encoded" set. A raw `+` is the
@@ -35,14 +35,14 @@ const RESERVED = /[:/?#[\]@!$&'()*+,;=]/;
 const DECIMAL_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 
 function resolve(spec: Json, node: unknown): Json {
-  let n = node as Json | undefined;
-  for (let i = 0; n && typeof n.$ref === "string" && i < 20; i++) {
-    n = (n.$ref as string)
+  let n: unknown = node;
+  for (let i = 0; isRecord(n) && typeof n.$ref === "string" && i < 20; i++) {
+    n = n.$ref
       .replace(/^#\//, "")
       .split("/")
-      .reduce<unknown>((o, k) => (o as Json | undefined)?.[k.replace(/~1/g, "/").replace(/~0/g, "~")], spec) as Json | undefined;
+      .reduce<unknown>((o, k) => (isRecord(o) ? o[k.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined), spec);
   }
-  return n ?? {};
+  return recordOf(n);
 }
 
 function isInteger(spec: Json, schemaRef: unknown): boolean {
@@ -55,14 +55,15 @@ export class RequestHygiene {
   private readonly operations: OperationSpec[] = [];
 
   constructor(spec: Json) {
-    const basePath = new URL(((spec.servers as Array<{ url: string }> | undefined)?.[0]?.url ?? "/"), "http://x").pathname.replace(/\/$/, "");
-    for (const [path, rawItem] of Object.entries((spec.paths ?? {}) as Json)) {
+    const server = recordOf(arrayOf(spec.servers)[0]);
+    const basePath = new URL(typeof server.url === "string" ? server.url : "/", "http://x").pathname.replace(/\/$/, "");
+    for (const [path, rawItem] of Object.entries(recordOf(spec.paths))) {
       const item = resolve(spec, rawItem);
       for (const method of METHODS) {
-        const op = item[method] as Json | undefined;
-        if (!op) continue;
+        const op = item[method];
+        if (!isRecord(op)) continue;
         const byKey = new Map<string, ParamSpec>();
-        for (const raw of [...((item.parameters as unknown[]) ?? []), ...((op.parameters as unknown[]) ?? [])]) {
+        for (const raw of [...arrayOf(item.parameters), ...arrayOf(op.parameters)]) {
           const p = resolve(spec, raw);
           byKey.set(`${p.in}:${p.name}`, {
             name: String(p.name),

@@ -4,7 +4,6 @@
  * `"\ud800"` parses to one), so either would reach the database as a 500. Checked once, for every
  * body string (keys included) and every query and path value, before any handler runs.
  */
-// eslint-disable-next-line no-control-regex
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why `value` cannot be stored, or undefined when it can. */

@@ -4,6 +4,7 @@ import type { ErrorRequestHandler, Request, RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { parse } from "yaml";
 import { ValidationErrors } from "../lib/errors.js";
+import { isRecord, recordOf } from "../lib/narrow.js";
 import { toIssue } from "./problem.js";
 import { dedupeIssues, RequestHygiene } from "./request-hygiene.js";
 
@@ -26,7 +27,7 @@ function forAjv(node: Json): Json {
     const out: Record<string, Json> = {};
     for (const [k, v] of Object.entries(node)) {
       if (k === "discriminator" && v && typeof v === "object") {
-        out[k] = { propertyName: (v as { propertyName: string }).propertyName };
+        out[k] = { propertyName: isRecord(v) ? v.propertyName : undefined };
       } else {
         out[k] = forAjv(v);
       }
@@ -35,6 +36,13 @@ function forAjv(node: Json): Json {
     return out;
   }
   return node;
+}
+
+type OpenApiDocument = Exclude<Parameters<typeof OpenApiValidator.middleware>[0]["apiSpec"], string>;
+
+/** The validator reads the contract itself; this only checks it was handed a contract at all. */
+function isOpenApi3(doc: unknown): doc is OpenApiDocument {
+  return isRecord(doc) && typeof doc.openapi === "string" && doc.openapi.startsWith("3.0") && isRecord(doc.info) && isRecord(doc.paths);
 }
 
 const found = new WeakMap<Request, ProblemIssue[]>();
@@ -78,10 +86,11 @@ const failOnEarlyIssues: RequestHandler = (req, _res, next) => {
 };
 
 export function contractValidator(specPath: string, validateResponses: boolean): Array<RequestHandler | ErrorRequestHandler> {
-  const raw = parse(readFileSync(specPath, "utf8")) as Record<string, unknown>;
+  const raw = recordOf(parse(readFileSync(specPath, "utf8")));
   const spec = forAjv(raw);
+  if (!isOpenApi3(spec)) throw new Error(`${specPath} is not an OpenAPI 3.0 document`);
   const validator = OpenApiValidator.middleware({
-    apiSpec: spec as Parameters<typeof OpenApiValidator.middleware>[0]["apiSpec"],
+    apiSpec: spec,
     // allErrors: a problem names every offending parameter and field, not only the first
     validateRequests: { allowUnknownQueryParameters: false, discriminator: true, allErrors: true },
     validateResponses: validateResponses ? { removeAdditional: false } : false,

@@ -8,12 +8,11 @@ export function sameValue(a: unknown, b: unknown): boolean {
   }
   if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bs = b as unknown[];
-    return a.length === bs.length && a.every((x, i) => sameValue(x, bs[i]));
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
   }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
+  const ao: Record<string, unknown> = { ...a };
+  const bo: Record<string, unknown> = { ...b };
   const keys = Object.keys(ao).filter((k) => ao[k] !== undefined);
   if (keys.length !== Object.keys(bo).filter((k) => bo[k] !== undefined).length) return false;
   return keys.every((k) => Object.hasOwn(bo, k) && sameValue(ao[k], bo[k]));

@@ -7,6 +7,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { errorField } from "./narrow.js";
 
 export const ENCRYPTION_KEY_ENV = "ARS_ENCRYPTION_KEY";
 export const ENCRYPTION_KEY_FILE = "encryption.key";
@@ -71,7 +72,7 @@ export function parseEncryptionKey(base64: string, source: string): Buffer {
 }
 
 function isErrno(error: unknown, code: string): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+  return errorField(error, "code") === code;
 }
 
 /**

@@ -56,7 +56,7 @@ function inAny(address: Address, list: Cidr[]): boolean {
 function hexTail(text: string): string {
   const match = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (!match) return text;
-  const [a, b, c, d] = match.slice(2).map(Number) as [number, number, number, number];
+  const [a = 0, b = 0, c = 0, d = 0] = match.slice(2).map(Number);
   return `${match[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
@@ -97,7 +97,7 @@ function isPublicV6(address: ipaddr.IPv6): boolean {
 export function isPublicUnicast(address: string): boolean {
   const parsed = parseAddress(address);
   if (!parsed) return false;
-  return parsed.kind() === "ipv4" ? isPublicV4(parsed as ipaddr.IPv4) : isPublicV6(parsed as ipaddr.IPv6);
+  return parsed instanceof ipaddr.IPv4 ? isPublicV4(parsed) : isPublicV6(parsed);
 }
 
 export interface AddressPolicy {

@@ -1,15 +1,20 @@
-import type { CodingEvaluation as ApiCodingEvaluation, EmEvaluation, IcdEvaluation } from "@audit-review/api-types/internal";
+import type { CodingEvaluation as ApiCodingEvaluation } from "@audit-review/api-types/internal";
 import type { CodingEvaluation } from "../generated/prisma/client.js";
+import { emEvaluationOf, icdEvaluationOf } from "../lib/stored-json.js";
+import { CODING_EVALUATION_STATUSES, stored } from "../lib/stored-values.js";
 import { iso } from "../lib/time.js";
 
 /** The embedded findings are stored in their API shape (ids assigned at ingestion). */
-export function presentCodingEvaluation(e: CodingEvaluation): ApiCodingEvaluation {
+/** A stored evaluation; list pages read `display_date` already as YYYY-MM-DD. */
+type EvaluationRow = Omit<CodingEvaluation, "display_date"> & { display_date: Date | string | null };
+
+export function presentCodingEvaluation(e: EvaluationRow): ApiCodingEvaluation {
   return {
     id: e.id,
     object: "coding_evaluation",
     org_id: e.org_id,
     audit_id: e.audit_id,
-    status: e.status as ApiCodingEvaluation["status"],
+    status: stored(CODING_EVALUATION_STATUSES, e.status),
     processed: e.processed,
     needs_em_eval: e.needs_em_eval,
     em_eval_created: e.em_eval_created,
@@ -20,9 +25,9 @@ export function presentCodingEvaluation(e: CodingEvaluation): ApiCodingEvaluatio
     archived: e.archived,
     redacted: e.redacted,
     cold: e.cold,
-    display_date: e.display_date ? e.display_date.toISOString().slice(0, 10) : null,
-    em_evaluation: (e.em_evaluation ?? null) as EmEvaluation | null,
-    icd_evaluation: (e.icd_evaluation ?? null) as IcdEvaluation | null,
+    display_date: e.display_date instanceof Date ? e.display_date.toISOString().slice(0, 10) : e.display_date,
+    em_evaluation: emEvaluationOf(e.em_evaluation),
+    icd_evaluation: icdEvaluationOf(e.icd_evaluation),
     created_at: iso(e.created_at),
     updated_at: iso(e.updated_at),
   };

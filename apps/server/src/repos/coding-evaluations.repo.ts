@@ -1,15 +1,21 @@
 import type { EmEvaluation, IcdEvaluation } from "@audit-review/api-types/internal";
-import { Prisma, type PrismaClient, type CodingEvaluation } from "../generated/prisma/client.js";
+import type { Database } from "../db/client.js";
+import { Prisma, type CodingEvaluation } from "../generated/prisma/client.js";
 import { NotFoundError } from "../lib/errors.js";
+import type { Page, PageRequest } from "../lib/page.js";
 import { sameValue } from "../lib/same-value.js";
-import { retryOnUniqueViolation } from "../lib/unique-retry.js";
-import { listOrder, paginate, type PageRequest } from "./keyset.js";
+import type { CODING_EVALUATION_STATUSES } from "../lib/stored-values.js";
+import { retryOnUniqueViolation } from "./unique-retry.js";
+import type { CountCache } from "./count-cache.js";
+import { keysetReader, type Condition } from "./keyset.js";
 
 /** The columns a create or replacement writes: everything but identity and timestamps. */
 export type EvaluationFields = Omit<CodingEvaluation, "id" | "org_id" | "created_at" | "updated_at" | "em_evaluation" | "icd_evaluation"> & {
   em_evaluation: EmEvaluation | null;
   icd_evaluation: IcdEvaluation | null;
 };
+
+const isField = (key: string): key is keyof EvaluationFields => key !== "id" && key !== "org_id" && key !== "created_at" && key !== "updated_at";
 
 /** JSON columns take DbNull, not null, to store SQL NULL. */
 const columns = (f: EvaluationFields) => ({
@@ -20,33 +26,39 @@ const columns = (f: EvaluationFields) => ({
 
 export interface CodingEvaluationFilters {
   ids?: string[] | undefined;
-  status?: string | undefined;
+  status?: (typeof CODING_EVALUATION_STATUSES)[number] | undefined;
   auditId?: string | undefined;
   archived?: boolean | undefined;
   createdAfter?: Date | undefined;
   createdBefore?: Date | undefined;
 }
 
-export function codingEvaluationsRepo(prisma: PrismaClient) {
+/** A list row: the Prisma model, with the calendar date already in its API form (YYYY-MM-DD). */
+export type CodingEvaluationListRow = Omit<CodingEvaluation, "display_date"> & { display_date: string | null };
+
+/** Every column, in the model's order. */
+const COLUMNS = `t.id, t.org_id, t.audit_id, t.status, t.processed, t.needs_em_eval, t.em_eval_created, t.needs_icd_eval,
+  t.icd_eval_created, t.marked_reviewed, t.reviewed_by, t.archived, t.redacted, t.cold,
+  to_char(t.display_date, 'YYYY-MM-DD') AS display_date, t.em_evaluation,
+  t.icd_evaluation, t.created_at, t.updated_at`;
+
+function conditions(f: CodingEvaluationFilters): Condition[] {
+  const c: Condition[] = [];
+  if (f.ids) c.push({ column: "id", op: "= ANY", value: f.ids });
+  if (f.status !== undefined) c.push({ column: "status", op: "=", value: f.status });
+  if (f.auditId !== undefined) c.push({ column: "audit_id", op: "=", value: f.auditId });
+  if (f.archived !== undefined) c.push({ column: "archived", op: "=", value: f.archived });
+  if (f.createdAfter) c.push({ column: "created_at", op: ">", value: f.createdAfter });
+  if (f.createdBefore) c.push({ column: "created_at", op: "<", value: f.createdBefore });
+  return c;
+}
+
+export function codingEvaluationsRepo(db: Database, counts: CountCache) {
+  const prisma = db.prisma;
+  const read = keysetReader<CodingEvaluationListRow>(db, { table: "coding_evaluations", columns: COLUMNS }, counts);
   return {
-    async list(orgId: string, f: CodingEvaluationFilters, page: PageRequest) {
-      const createdAt: Prisma.DateTimeFilter = {};
-      if (f.createdAfter) createdAt.gt = f.createdAfter;
-      if (f.createdBefore) createdAt.lt = f.createdBefore;
-      const where: Prisma.CodingEvaluationWhereInput = {
-        org_id: orgId,
-        ...(f.ids && { id: { in: f.ids } }),
-        ...(f.status !== undefined && { status: f.status }),
-        ...(f.auditId !== undefined && { audit_id: f.auditId }),
-        ...(f.archived !== undefined && { archived: f.archived }),
-        ...((f.createdAfter || f.createdBefore) && { created_at: createdAt }),
-      };
-      return paginate<CodingEvaluation>(page, {
-        cursor: (id) => prisma.codingEvaluation.findFirst({ where: { id, org_id: orgId }, select: { id: true, created_at: true } }),
-        rows: (keyset, order, take) =>
-          prisma.codingEvaluation.findMany({ where: keyset ? { AND: [where, keyset] } : where, orderBy: listOrder(order), take }),
-        count: () => prisma.codingEvaluation.count({ where }),
-      });
+    list(orgId: string, f: CodingEvaluationFilters, page: PageRequest): Promise<Page<CodingEvaluationListRow>> {
+      return read(orgId, conditions(f), page);
     },
 
     /**
@@ -70,7 +82,7 @@ export function codingEvaluationsRepo(prisma: PrismaClient) {
           if (count === 1) return { evaluation: stored, created: true };
 
           const next = build(stored);
-          const changed = (Object.keys(next) as Array<keyof EvaluationFields>).some((k) => !sameValue(stored[k], next[k]));
+          const changed = Object.keys(next).some((k) => isField(k) && !sameValue(stored[k], next[k]));
           if (!changed) return { evaluation: stored, created: false };
           const evaluation = await tx.codingEvaluation.update({ where: { id }, data: { ...columns(next), updated_at: now } });
           return { evaluation, created: false };

@@ -1,5 +1,5 @@
 import type { Database } from "../db/client.js";
-import type { Event, Prisma } from "../generated/prisma/client.js";
+import type { Event, Prisma, Question } from "../generated/prisma/client.js";
 
 /** What is stored of each answered question: enough to build any endpoint's payload later. */
 // A type alias, not an interface: Prisma's JSON input type needs the implicit index signature.
@@ -51,6 +51,59 @@ SELECT 'event' AS kind, id::text AS id FROM ev
 UNION ALL
 SELECT 'delivery', id::text FROM fan`;
 
+/** What a published response takes from its question: the rubric's words and whether it is scored. */
+export type QuestionFacts = Pick<Question, "id" | "query" | "question_type">;
+
+// One row per question (deleted ones included: an event may answer what the set held when the
+// audit ran), or one row of NULLs for a set without questions; no row for a set not of the org.
+const QUESTIONS_OF = `
+SELECT q.id, q.query, q.question_type
+  FROM question_sets s
+  LEFT JOIN questions q ON q.question_set_id = s.id
+ WHERE s.id = $1::uuid AND s.org_id = $2`;
+
+/**
+ * PUBLISH for a batch: every event of one org in one statement, one commit. Each row's `kind`
+ * says whether it is a stored event or a delivery of `event_id`; known event ids store nothing.
+ */
+const PUBLISH_MANY = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+    id uuid, type text, audit_id uuid, question_set_id uuid, document_id text, result text, raw_result text,
+    responses jsonb, occurred_at timestamptz)
+), ev AS (
+  INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at)
+  SELECT id, $2, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, $3 FROM input
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, type, audit_id, question_set_id, result
+), fan AS (
+  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
+  SELECT ${UUIDV7_SQL}, $2, e.id, ev.id, ev.type, ev.audit_id, false, 'pending', 0, $3, $3, $3, 'scheduled'
+  FROM ev JOIN webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS NULL AND e.status = 'enabled'
+  WHERE ev.type = ANY (e.event_types)
+    AND (coalesce(cardinality(e.filter_question_set_ids), 0) = 0 OR ev.question_set_id = ANY (e.filter_question_set_ids))
+    AND e.filter_audit_results IN ('all', ev.result)
+  ON CONFLICT (event_id, endpoint_id) DO NOTHING
+  RETURNING event_id
+)
+SELECT 'event' AS kind, id::text AS event_id FROM ev
+UNION ALL
+SELECT 'delivery', event_id::text FROM fan`;
+
+// The questions of several sets of the org at once (see QUESTIONS_OF); a set without questions
+// gives one row with a NULL question.
+const QUESTIONS_OF_SETS = `
+SELECT s.id AS set_id, q.id, q.query, q.question_type
+  FROM question_sets s
+  LEFT JOIN questions q ON q.question_set_id = s.id
+ WHERE s.id = ANY($1::uuid[]) AND s.org_id = $2`;
+
+/** What publishing one event of a batch did. */
+export interface PublishedOne {
+  created: boolean;
+  deliveries: number;
+}
+
 export interface Published {
   /** false when the event id was already stored: nothing was created */
   created: boolean;
@@ -78,8 +131,52 @@ export function eventsRepo(db: Database) {
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
     },
 
-    findOrg(id: string) {
-      return db.prisma.event.findUnique({ where: { id }, select: { org_id: true } });
+    /** Stores a batch of one org's events and their deliveries in one statement; results by event id. */
+    async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date): Promise<Map<string, PublishedOne>> {
+      const rows = await db.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
+        JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
+        orgId,
+        createdAt,
+      ]);
+      const out = new Map<string, PublishedOne>();
+      for (const r of rows) {
+        const one = out.get(r.event_id) ?? { created: false, deliveries: 0 };
+        if (r.kind === "event") one.created = true;
+        else one.deliveries++;
+        out.set(r.event_id, one);
+      }
+      return out;
+    },
+
+    /** The orgs of these event ids (those that exist). */
+    async orgsOf(ids: readonly string[]): Promise<Map<string, string>> {
+      const rows = await db.query<{ id: string; org_id: string }>("SELECT id, org_id FROM events WHERE id = ANY($1::uuid[])", [ids]);
+      return new Map(rows.map((r) => [r.id, r.org_id]));
+    },
+
+    /** The questions of several of the org's question sets; a set not of the org is absent. */
+    async questionsOfSets(orgId: string, setIds: readonly string[]): Promise<Map<string, QuestionFacts[]>> {
+      const rows = await db.query<QuestionFacts & { set_id: string } | { set_id: string; id: null }>(QUESTIONS_OF_SETS, [setIds, orgId]);
+      const out = new Map<string, QuestionFacts[]>();
+      for (const r of rows) {
+        const list = out.get(r.set_id) ?? [];
+        if (r.id !== null) list.push({ id: r.id, query: r.query, question_type: r.question_type });
+        out.set(r.set_id, list);
+      }
+      return out;
+    },
+
+    // Raw SQL, like publish: the ingestion path makes no Prisma query (bench/NOTES.md).
+    async findOrg(id: string): Promise<{ org_id: string } | null> {
+      const [row] = await db.query<{ org_id: string }>("SELECT org_id FROM events WHERE id = $1::uuid", [id]);
+      return row ?? null;
+    },
+
+    /** The questions of one of the org's question sets; null when the org has no such set. */
+    async questionsOf(orgId: string, questionSetId: string): Promise<QuestionFacts[] | null> {
+      const rows = await db.query<QuestionFacts | { id: null }>(QUESTIONS_OF, [questionSetId, orgId]);
+      if (!rows.length) return null;
+      return rows.filter((r): r is QuestionFacts => r.id !== null);
     },
   };
 }

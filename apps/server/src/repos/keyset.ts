@@ -1,22 +1,108 @@
+import type { SqlExecutor } from "../db/client.js";
 import { InvalidCursorError } from "../lib/errors.js";
+import type { Page, PageRequest } from "../lib/page.js";
+import type { CountCache } from "./count-cache.js";
+
+export type { Page, PageRequest } from "../lib/page.js";
 
 /**
- * Keyset pagination shared by every list (Stripe cursor semantics, newest first). We build the
- * `where` ourselves instead of Prisma's `cursor:` option, which has dropped LIMIT and returned
- * wrong pages (prisma/orm#27094, #29176).
+ * Keyset pagination shared by every list (Stripe cursor semantics, newest first).
+ *
+ * `keysetReader` is the read path of the large lists: one SQL statement per page through the
+ * driver, the cursor folded into it (no separate lookup), the SQL text built once per query
+ * shape. `paginate` is the Prisma form kept for the small lists (endpoints, attempts); its
+ * `where` is built here rather than with Prisma's `cursor:` option, which has dropped LIMIT and
+ * returned wrong pages (prisma/orm#27094, #29176).
  */
-export interface PageRequest {
-  limit: number;
-  startingAfter?: string | undefined;
-  endingBefore?: string | undefined;
-  includeTotal: boolean;
+
+/** One filter: `t.<column> <op> $n`. Columns and operators are code, never input. */
+export interface Condition {
+  readonly column: string;
+  readonly op: "=" | "<" | ">" | "= ANY";
+  readonly value: unknown;
 }
 
-export interface Page<Row> {
-  rows: Row[];
-  hasMore: boolean;
-  total: number | undefined;
+export interface ListTable {
+  /** The table (a trusted identifier). */
+  readonly table: string;
+  /** The select list over the alias `t`. */
+  readonly columns: string;
 }
+
+export type Walk = "first" | "older" | "newer";
+
+/** `t.org_id = $1` and each condition on the following parameters. */
+const filterSql = (conditions: readonly Condition[]): string[] => [
+  "t.org_id = $1",
+  ...conditions.map((c, i) => (c.op === "= ANY" ? `t.${c.column} = ANY($${i + 2})` : `t.${c.column} ${c.op} $${i + 2}`)),
+];
+
+export function pageSql(source: ListTable, conditions: readonly Condition[], walk: Walk): string {
+  const where = filterSql(conditions);
+  const next = conditions.length + 2;
+  let limit = `$${next}`;
+  if (walk !== "first") {
+    // The cursor is a row comparison against an uncorrelated subselect: PostgreSQL runs it once
+    // (an InitPlan) and uses its result as the index scan's start key, so the page after 900,000
+    // rows reads what the first page reads. (A join would let the planner walk the list from
+    // its newest row, filtering, with the cursor row inside the loop.) One round trip either way.
+    const cursor = `(SELECT c.created_at, c.id FROM ${source.table} c WHERE c.id = $${next} AND c.org_id = $1)`;
+    where.push(`(t.created_at, t.id) ${walk === "older" ? "<" : ">"} ${cursor}`);
+    limit = `$${next + 1}`;
+  }
+  const order = walk === "newer" ? "t.created_at ASC, t.id ASC" : "t.created_at DESC, t.id DESC";
+  return `SELECT ${source.columns} FROM ${source.table} t WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${limit}`;
+}
+
+function countSql(source: ListTable, conditions: readonly Condition[]): string {
+  return `SELECT count(*) AS n FROM ${source.table} t WHERE ${filterSql(conditions).join(" AND ")}`;
+}
+
+/** Pages of one list read through the driver; rows come back as the caller's row type. */
+export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: CountCache) {
+  const statements = new Map<string, string>();
+  const statement = (key: string, build: () => string): string => {
+    let sql = statements.get(key);
+    if (sql === undefined) statements.set(key, (sql = build()));
+    return sql;
+  };
+  const shapeOf = (conditions: readonly Condition[]) => conditions.map((c) => `${c.column}${c.op}`).join(",");
+  const cursorSql = `SELECT 1 AS found FROM ${source.table} WHERE id = $1 AND org_id = $2`;
+
+  async function count(orgId: string, conditions: readonly Condition[], shape: string): Promise<number> {
+    const values = conditions.map((c) => c.value);
+    const key = `${source.table}\n${orgId}\n${shape}\n${JSON.stringify(values)}`;
+    return counts.get(key, async () => {
+      const sql = statement(`count:${shape}`, () => countSql(source, conditions));
+      const [row] = await db.query<{ n: number | bigint }>(sql, [orgId, ...values]);
+      return Number(row!.n);
+    });
+  }
+
+  return async function read(orgId: string, conditions: readonly Condition[], page: PageRequest): Promise<Page<Row>> {
+    const cursorId = page.startingAfter ?? page.endingBefore;
+    const walk: Walk = cursorId === undefined ? "first" : page.endingBefore !== undefined ? "newer" : "older";
+    const shape = shapeOf(conditions);
+    const sql = statement(`${walk}:${shape}`, () => pageSql(source, conditions, walk));
+    const params: unknown[] = [orgId];
+    for (const c of conditions) params.push(c.value);
+    if (cursorId !== undefined) params.push(cursorId);
+    params.push(page.limit + 1);
+    // The page and the count run together; Promise.all settles both when either fails.
+    const [fetched, total] = await Promise.all([db.query<Row>(sql, params), page.includeTotal ? count(orgId, conditions, shape) : undefined]);
+    // An empty page after a cursor may also mean the cursor is not an item of this list: only
+    // then is it looked up on its own.
+    if (cursorId !== undefined && fetched.length === 0 && (await db.query(cursorSql, [cursorId, orgId])).length === 0) {
+      throw new InvalidCursorError(page.startingAfter !== undefined ? "starting_after" : "ending_before");
+    }
+    const hasMore = fetched.length > page.limit;
+    if (hasMore) fetched.pop();
+    if (walk === "newer") fetched.reverse();
+    return { rows: fetched, hasMore, total };
+  };
+}
+
+// ---- Prisma form, for the small lists ------------------------------------------------------
 
 export interface Keyed {
   id: string;
@@ -25,11 +111,7 @@ export interface Keyed {
 
 export type SortOrder = "asc" | "desc";
 
-/**
- * Rows strictly after (older than) or before (newer than) the cursor in list order. The
- * redundant bound on created_at alone lets PostgreSQL start the index scan at the cursor
- * instead of filtering from the newest row (deep pages cost what first pages cost).
- */
+/** Rows strictly after (older than) or before (newer than) the cursor in list order. */
 export type KeysetClause =
   | { created_at: { lte: Date }; OR: [{ created_at: { lt: Date } }, { created_at: Date; id: { lt: string } }] }
   | { created_at: { gte: Date }; OR: [{ created_at: { gt: Date } }, { created_at: Date; id: { gt: string } }] };

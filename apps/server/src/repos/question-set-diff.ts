@@ -1,6 +1,7 @@
 import type { IngestQuestionSetRequest, ProblemIssue } from "@audit-review/api-types/internal";
 import type { Question, QuestionSet } from "../generated/prisma/client.js";
 import { newId } from "../lib/ids.js";
+import { keysOf } from "../lib/narrow.js";
 import { sameValue } from "../lib/same-value.js";
 
 /** The columns of a set a replacement writes (identity and timestamps are not among them). */
@@ -39,7 +40,7 @@ export function questionFieldsOf(body: IngestQuestionSetRequest): QuestionFields
 }
 
 export function setChanged(stored: QuestionSet, next: SetFields): boolean {
-  return (Object.keys(next) as Array<keyof SetFields>).some((k) => !sameValue(stored[k], next[k]));
+  return keysOf(next).some((k) => !sameValue(stored[k], next[k]));
 }
 
 /** Caller-given ids the set does not own yet: they must not belong to any other set. */
@@ -80,7 +81,7 @@ export function questionChanges(stored: readonly StoredQuestion[], next: readonl
   for (const q of next) {
     const old = byId.get(q.id);
     if (!old) creates.push(q);
-    else if ((Object.keys(q) as Array<keyof QuestionFields>).some((k) => old[k] !== q[k])) updates.push(q);
+    else if (keysOf(q).some((k) => old[k] !== q[k])) updates.push(q);
   }
   const kept = new Set(next.map((q) => q.id));
   for (const old of stored) {

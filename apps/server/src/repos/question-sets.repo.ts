@@ -1,7 +1,10 @@
 import type { IngestQuestionSetRequest, ProblemIssue } from "@audit-review/api-types/internal";
-import type { Prisma, PrismaClient } from "../generated/prisma/client.js";
+import type { Database } from "../db/client.js";
+import type { Prisma } from "../generated/prisma/client.js";
 import { AppError, NotFoundError } from "../lib/errors.js";
-import { retryOnUniqueViolation } from "../lib/unique-retry.js";
+import type { Page, PageRequest } from "../lib/page.js";
+import type { QUESTION_SET_TYPES } from "../lib/stored-values.js";
+import { retryOnUniqueViolation } from "./unique-retry.js";
 import {
   questionChanges,
   questionIdIssues,
@@ -11,11 +14,12 @@ import {
   type SetFields,
   type StoredQuestion,
 } from "./question-set-diff.js";
-import { listOrder, paginate, type PageRequest } from "./keyset.js";
+import type { CountCache } from "./count-cache.js";
+import { keysetReader, type Condition } from "./keyset.js";
 
 export interface QuestionSetFilters {
   ids?: string[] | undefined;
-  type?: string | undefined;
+  type?: (typeof QUESTION_SET_TYPES)[number] | undefined;
   isProduction?: boolean | undefined;
   isDeleted: boolean;
 }
@@ -25,6 +29,24 @@ const withQuestions = {
 } satisfies Prisma.QuestionSetInclude;
 
 export type QuestionSetRow = Prisma.QuestionSetGetPayload<{ include: typeof withQuestions }>;
+
+/**
+ * The set's columns and, in the same statement, its live questions in order as one JSON array
+ * with the fields of `withQuestions`: a list page is one query.
+ */
+const LIST_COLUMNS = `t.id, t.org_id, t.set_name, t.set_code, t.type, t.is_production, t.is_deleted, t.allow_doc_upload,
+  t.thresholds, t.created_at, t.updated_at,
+  COALESCE((SELECT json_agg(json_build_object('id', q.id, 'query', q.query, 'question_type', q.question_type,
+                                              'severity', q.severity, 'remediation', q.remediation) ORDER BY q.position)
+              FROM questions q WHERE q.question_set_id = t.id AND q.is_deleted = false), '[]'::json) AS questions`;
+
+function conditions(f: QuestionSetFilters): Condition[] {
+  const c: Condition[] = [{ column: "is_deleted", op: "=", value: f.isDeleted }];
+  if (f.ids) c.push({ column: "id", op: "= ANY", value: f.ids });
+  if (f.type !== undefined) c.push({ column: "type", op: "=", value: f.type });
+  if (f.isProduction !== undefined) c.push({ column: "is_production", op: "=", value: f.isProduction });
+  return c;
+}
 
 const storedQuestion = {
   id: true,
@@ -49,23 +71,13 @@ function validationProblem(issues: ProblemIssue[]): AppError {
   return new AppError(400, "VALIDATION_ERROR", "Invalid request", detail, issues);
 }
 
-export function questionSetsRepo(prisma: PrismaClient) {
+export function questionSetsRepo(db: Database, counts: CountCache) {
+  const prisma = db.prisma;
+  const read = keysetReader<QuestionSetRow>(db, { table: "question_sets", columns: LIST_COLUMNS }, counts);
   return {
-    /** One page: cursor lookup, the page, its questions in one IN query, and the count if asked. */
-    async list(orgId: string, f: QuestionSetFilters, page: PageRequest) {
-      const where: Prisma.QuestionSetWhereInput = {
-        org_id: orgId,
-        is_deleted: f.isDeleted,
-        ...(f.ids && { id: { in: f.ids } }),
-        ...(f.type !== undefined && { type: f.type }),
-        ...(f.isProduction !== undefined && { is_production: f.isProduction }),
-      };
-      return paginate<QuestionSetRow>(page, {
-        cursor: (id) => prisma.questionSet.findFirst({ where: { id, org_id: orgId }, select: { id: true, created_at: true } }),
-        rows: (keyset, order, take) =>
-          prisma.questionSet.findMany({ where: keyset ? { AND: [where, keyset] } : where, orderBy: listOrder(order), take, include: withQuestions }),
-        count: () => prisma.questionSet.count({ where }),
-      });
+    /** One page in one statement (cursor and questions included); the count too if asked. */
+    list(orgId: string, f: QuestionSetFilters, page: PageRequest): Promise<Page<QuestionSetRow>> {
+      return read(orgId, conditions(f), page);
     },
 
     /**

@@ -1,6 +1,11 @@
-import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Database } from "../db/client.js";
+import type { ApiToken } from "../generated/prisma/client.js";
 
-export function tokensRepo(prisma: PrismaClient) {
+/** Runs on every API request: one statement through the driver, not a Prisma query. */
+const ACTIVE_BY_HASH = "SELECT id, org_id, scopes FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL LIMIT 1";
+
+export function tokensRepo(db: Database) {
+  const prisma = db.prisma;
   return {
     createOrg(id: string, name: string) {
       return prisma.org.create({ data: { id, name } });
@@ -17,8 +22,9 @@ export function tokensRepo(prisma: PrismaClient) {
     create(data: { id: string; org_id: string; name: string; token_hash: string; scopes: string[] }) {
       return prisma.apiToken.create({ data });
     },
-    findActiveByHash(tokenHash: string) {
-      return prisma.apiToken.findFirst({ where: { token_hash: tokenHash, revoked_at: null }, select: { id: true, org_id: true, scopes: true } });
+    async findActiveByHash(tokenHash: string): Promise<Pick<ApiToken, "id" | "org_id" | "scopes"> | null> {
+      const [row] = await db.query<Pick<ApiToken, "id" | "org_id" | "scopes">>(ACTIVE_BY_HASH, [tokenHash]);
+      return row ?? null;
     },
     list(orgId: string | undefined) {
       return prisma.apiToken.findMany({

@@ -1,11 +1,15 @@
-import type { Prisma, PrismaClient, WebhookDelivery } from "../generated/prisma/client.js";
-import { listOrder, paginate, type PageRequest } from "./keyset.js";
+import type { Database } from "../db/client.js";
+import type { WebhookDelivery } from "../generated/prisma/client.js";
+import type { Page, PageRequest } from "../lib/page.js";
+import type { DELIVERY_STATUSES } from "../lib/stored-values.js";
+import type { CountCache } from "./count-cache.js";
+import { keysetReader, type Condition } from "./keyset.js";
 
 export type DeliveryRow = WebhookDelivery;
 
 export interface DeliveryFilters {
   endpointId?: string | undefined;
-  status?: string | undefined;
+  status?: (typeof DELIVERY_STATUSES)[number] | undefined;
   eventType?: string | undefined;
   auditId?: string | undefined;
 }
@@ -16,23 +20,27 @@ export type RequeueResult =
   | { kind: "endpoint_disabled" }
   | { kind: "in_progress" };
 
-export function webhookDeliveriesRepo(prisma: PrismaClient) {
+/** Every column, in the model's order: a list row is the Prisma model. */
+const COLUMNS = `t.id, t.org_id, t.endpoint_id, t.event_id, t.event_type, t.audit_id, t.is_test, t.status, t.attempt_count,
+  t.next_attempt_at, t.last_response_status, t.last_error_code, t.last_error_message, t.delivered_at, t.locked_until,
+  t.lease_owner, t.created_at, t.updated_at, t.next_trigger`;
+
+function conditions(f: DeliveryFilters): Condition[] {
+  // deliveries of deleted endpoints stay listed: no join on the endpoint
+  const c: Condition[] = [];
+  if (f.endpointId !== undefined) c.push({ column: "endpoint_id", op: "=", value: f.endpointId });
+  if (f.status !== undefined) c.push({ column: "status", op: "=", value: f.status });
+  if (f.eventType !== undefined) c.push({ column: "event_type", op: "=", value: f.eventType });
+  if (f.auditId !== undefined) c.push({ column: "audit_id", op: "=", value: f.auditId });
+  return c;
+}
+
+export function webhookDeliveriesRepo(db: Database, counts: CountCache) {
+  const prisma = db.prisma;
+  const read = keysetReader<DeliveryRow>(db, { table: "webhook_deliveries", columns: COLUMNS }, counts);
   return {
-    list(orgId: string, f: DeliveryFilters, page: PageRequest) {
-      // deliveries of deleted endpoints stay listed: no join on the endpoint
-      const where: Prisma.WebhookDeliveryWhereInput = {
-        org_id: orgId,
-        ...(f.endpointId !== undefined && { endpoint_id: f.endpointId }),
-        ...(f.status !== undefined && { status: f.status }),
-        ...(f.eventType !== undefined && { event_type: f.eventType }),
-        ...(f.auditId !== undefined && { audit_id: f.auditId }),
-      };
-      return paginate<DeliveryRow>(page, {
-        cursor: (id) => prisma.webhookDelivery.findFirst({ where: { id, org_id: orgId }, select: { id: true, created_at: true } }),
-        rows: (keyset, order, take) =>
-          prisma.webhookDelivery.findMany({ where: keyset ? { AND: [where, keyset] } : where, orderBy: listOrder(order), take }),
-        count: () => prisma.webhookDelivery.count({ where }),
-      });
+    list(orgId: string, f: DeliveryFilters, page: PageRequest): Promise<Page<DeliveryRow>> {
+      return read(orgId, conditions(f), page);
     },
 
     findById(orgId: string, id: string) {

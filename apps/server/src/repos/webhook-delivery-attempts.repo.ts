@@ -4,10 +4,13 @@ import { paginate, type KeysetClause, type PageRequest, type SortOrder } from ".
 export type AttemptRow = WebhookDeliveryAttempt;
 
 /** The shared keyset clause speaks of created_at; attempts are ordered by started_at. */
-function onStartedAt(value: unknown): unknown {
-  if (value === null || typeof value !== "object" || value instanceof Date) return value;
-  if (Array.isArray(value)) return value.map(onStartedAt);
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k === "created_at" ? "started_at" : k, onStartedAt(v)]));
+function onStartedAt(k: KeysetClause): Prisma.WebhookDeliveryAttemptWhereInput {
+  // the tie-breaking branch holds both the cursor's time and its id, and says the direction
+  const tie = k.OR[1];
+  const at = tie.created_at;
+  return "lt" in tie.id
+    ? { started_at: { lte: at }, OR: [{ started_at: { lt: at } }, { started_at: at, id: { lt: tie.id.lt } }] }
+    : { started_at: { gte: at }, OR: [{ started_at: { gt: at } }, { started_at: at, id: { gt: tie.id.gt } }] };
 }
 
 const attemptOrder = (order: SortOrder) => [{ started_at: order }, { id: order }];
@@ -24,7 +27,7 @@ export function webhookDeliveryAttemptsRepo(prisma: PrismaClient) {
         },
         rows: (keyset: KeysetClause | undefined, order, take) =>
           prisma.webhookDeliveryAttempt.findMany({
-            where: keyset ? { AND: [where, onStartedAt(keyset) as Prisma.WebhookDeliveryAttemptWhereInput] } : where,
+            where: keyset ? { AND: [where, onStartedAt(keyset)] } : where,
             orderBy: attemptOrder(order),
             take,
           }),

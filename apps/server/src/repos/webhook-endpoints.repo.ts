@@ -1,18 +1,16 @@
 import type { Prisma, PrismaClient, WebhookEndpoint } from "../generated/prisma/client.js";
+import { failQueuedDeliveries, type StatementRunner, type UnavailableCause } from "./deliveries-queue.repo.js";
 import { listOrder, paginate, type PageRequest } from "./keyset.js";
 
 export type EndpointRow = WebhookEndpoint;
 
-const LIVE_DELIVERY_STATUSES = ["pending", "retrying"];
+/** The queue's one failQueuedDeliveries, run inside this Prisma transaction. */
+function failQueued(tx: Prisma.TransactionClient, endpointId: string, cause: UnavailableCause, now: Date) {
+  const runner: StatementRunner = { query: (sql, params = []) => tx.$queryRawUnsafe(sql, ...params) };
+  return failQueuedDeliveries(runner, endpointId, cause, now);
+}
 
 export function webhookEndpointsRepo(prisma: PrismaClient) {
-  /** Fails the endpoint's queued deliveries; they would otherwise wait for a dispatcher to notice. */
-  const failQueued = (tx: Prisma.TransactionClient, endpointId: string, code: string, message: string, now: Date) =>
-    tx.webhookDelivery.updateMany({
-      where: { endpoint_id: endpointId, status: { in: LIVE_DELIVERY_STATUSES } },
-      data: { status: "failed", last_error_code: code, last_error_message: message, locked_until: null, lease_owner: null, updated_at: now },
-    });
-
   return {
     list(orgId: string, status: string | undefined, page: PageRequest) {
       const where: Prisma.WebhookEndpointWhereInput = { org_id: orgId, deleted_at: null, ...(status && { status }) };
@@ -59,7 +57,7 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
           data: { ...data, ...statusData, updated_at: now },
         });
         if (!count) return null;
-        if (status === "disabled") await failQueued(tx, id, "endpoint_disabled", "the endpoint was disabled", now);
+        if (status === "disabled") await failQueued(tx, id, "manual", now);
         return tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
       });
     },
@@ -71,7 +69,7 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
           where: { id, org_id: orgId, deleted_at: null },
           data: { deleted_at: now, updated_at: now },
         });
-        if (count) await failQueued(tx, id, "endpoint_deleted", "the endpoint was deleted", now);
+        if (count) await failQueued(tx, id, "deleted", now);
         return count > 0;
       });
     },

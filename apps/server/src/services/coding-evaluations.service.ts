@@ -5,15 +5,15 @@ import type {
   IngestEmEvaluationInput,
   IngestEmFindingInput,
   IngestIcdEvaluationInput,
-  operations,
 } from "@audit-review/api-types/internal";
-import type { AuthContext } from "../http/context.js";
-import { boolFilter, idsFilter, instantBound, pageRequest } from "../http/pagination.js";
+import type { AuthContext } from "../auth/context.js";
 import { newId } from "../lib/ids.js";
-import type { CodingEvaluationsRepo, EvaluationFields } from "../repos/coding-evaluations.repo.js";
+import { emEvaluationOf, icdEvaluationOf } from "../lib/stored-json.js";
+import type { PageRequest } from "../lib/page.js";
+import type { CodingEvaluationFilters, CodingEvaluationsRepo, EvaluationFields } from "../repos/coding-evaluations.repo.js";
 import type { CodingEvaluation } from "../generated/prisma/client.js";
 
-type ListQuery = NonNullable<operations["listCodingEvaluations"]["parameters"]["query"]>;
+export type { CodingEvaluationFilters } from "../repos/coding-evaluations.repo.js";
 
 /**
  * Hands out the stored id of an equal item, so a replacement that repeats a finding keeps its id
@@ -21,9 +21,9 @@ type ListQuery = NonNullable<operations["listCodingEvaluations"]["parameters"]["
  */
 function idsFrom<T extends { id: string }>(stored: readonly T[] | undefined, key: (item: Omit<T, "id">) => string) {
   const free = new Map<string, string[]>();
-  for (const { id, ...rest } of stored ?? []) {
-    const k = key(rest as Omit<T, "id">);
-    free.set(k, [...(free.get(k) ?? []), id]);
+  for (const item of stored ?? []) {
+    const k = key(item);
+    free.set(k, [...(free.get(k) ?? []), item.id]);
   }
   return (item: Omit<T, "id">): string => free.get(key(item))?.shift() ?? newId();
 }
@@ -85,8 +85,8 @@ function icdEvaluation(input: NonNullable<IngestIcdEvaluationInput>, stored: Icd
 
 /** The whole new state of an evaluation from a body (omitted fields take their defaults). */
 function evaluationFields(body: IngestCodingEvaluationRequest, stored: CodingEvaluation | null): EvaluationFields {
-  const em = body.em_evaluation ? emEvaluation(body.em_evaluation, (stored?.em_evaluation ?? null) as EmEvaluation | null) : null;
-  const icd = body.icd_evaluation ? icdEvaluation(body.icd_evaluation, (stored?.icd_evaluation ?? null) as IcdEvaluation | null) : null;
+  const em = body.em_evaluation ? emEvaluation(body.em_evaluation, emEvaluationOf(stored?.em_evaluation)) : null;
+  const icd = body.icd_evaluation ? icdEvaluation(body.icd_evaluation, icdEvaluationOf(stored?.icd_evaluation)) : null;
   return {
     audit_id: body.audit_id ?? null,
     status: body.status ?? "pending",
@@ -111,19 +111,8 @@ export function codingEvaluationsService(repo: CodingEvaluationsRepo) {
     repo.upsert(auth.orgId, id, (stored) => evaluationFields(body, stored));
 
   return {
-    listCodingEvaluations(auth: AuthContext, query: ListQuery) {
-      return repo.list(
-        auth.orgId,
-        {
-          ids: idsFilter(query.id),
-          status: query.status,
-          auditId: query.audit_id,
-          archived: boolFilter(query.archived),
-          createdAfter: instantBound(query.created_after, "created_after", "after"),
-          createdBefore: instantBound(query.created_before, "created_before", "before"),
-        },
-        pageRequest(query),
-      );
+    listCodingEvaluations(auth: AuthContext, filters: CodingEvaluationFilters, page: PageRequest) {
+      return repo.list(auth.orgId, filters, page);
     },
 
     /** POST: the server chooses the id. */

@@ -1,40 +1,94 @@
-import type { PublishEventRequest } from "@audit-review/api-types/internal";
-import type { AuthContext } from "../http/context.js";
+import type { PublishEventRequest, PublishEventsRequest } from "@audit-review/api-types/internal";
+import type { AuthContext } from "../auth/context.js";
 import { EndpointDisabledError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
-import type { EventsRepo, StoredResponse } from "../repos/events.repo.js";
-import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
+import type { EventsRepo, QuestionFacts, StoredResponse } from "../repos/events.repo.js";
 import type { WebhookEndpointsService } from "./webhook-endpoints.service.js";
 
 export interface EventsDeps {
   events: EventsRepo;
-  questionSets: QuestionSetsRepo;
   endpoints: WebhookEndpointsService;
   /** Wakes the dispatchers once deliveries are committed. */
   onQueued: () => void;
 }
 
-export function eventsService({ events, questionSets, endpoints, onQueued }: EventsDeps) {
+interface Issue {
+  name: string;
+  message: string;
+}
+
+/** An event's responses as stored, or issues (named under `prefix`) when they do not fit its question set. */
+function responsesOf(body: PublishEventRequest, questions: QuestionFacts[] | null, prefix: string, issues: Issue[]): StoredResponse[] {
+  if (!questions) {
+    issues.push({ name: `${prefix}data.question_set_id`, message: "is not a question set of your org" });
+    return [];
+  }
+  const byId = new Map(questions.map((q) => [q.id, q]));
+  return (body.data.responses ?? []).flatMap((r, i) => {
+    const q = byId.get(r.question_id);
+    if (!q) {
+      issues.push({ name: `${prefix}data.responses.${i}.question_id`, message: "is not a question of this question set" });
+      return [];
+    }
+    return [{
+      question_id: r.question_id,
+      query: q.query,
+      answer: r.answer ?? null,
+      context: r.context ?? null,
+      passed: r.passed ?? null,
+      informational: q.question_type === "informational",
+    }];
+  });
+}
+
+export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
   /** The question text and informational flag come from the set, so receivers get the rubric's words. */
   async function storedResponses(orgId: string, body: PublishEventRequest): Promise<StoredResponse[]> {
-    const questions = await questionSets.questionsOf(orgId, body.data.question_set_id);
-    if (!questions) throw new ValidationError("body", "data.question_set_id", "is not a question set of your org");
-    const byId = new Map(questions.map((q) => [q.id, q]));
-    return (body.data.responses ?? []).map((r, i) => {
-      const q = byId.get(r.question_id);
-      if (!q) throw new ValidationError("body", `data.responses.${i}.question_id`, "is not a question of this question set");
-      return {
-        question_id: r.question_id,
-        query: q.query,
-        answer: r.answer ?? null,
-        context: r.context ?? null,
-        passed: r.passed ?? null,
-        informational: q.question_type === "informational",
-      };
-    });
+    const issues: Issue[] = [];
+    const responses = responsesOf(body, await events.questionsOf(orgId, body.data.question_set_id), "", issues);
+    if (issues.length) throw ValidationError.many("body", issues);
+    return responses;
   }
 
   return {
+    /** A batch: every event checked first (each problem named), then all stored in one statement. */
+    async publishEvents(auth: AuthContext, body: PublishEventsRequest) {
+      const issues: Issue[] = [];
+      const seen = new Set<string>();
+      body.events.forEach((e, i) => {
+        if (seen.has(e.id)) issues.push({ name: `events.${i}.id`, message: "appears more than once in this batch" });
+        seen.add(e.id);
+      });
+      const [sets, owners] = await Promise.all([
+        events.questionsOfSets(auth.orgId, [...new Set(body.events.map((e) => e.data.question_set_id))]),
+        events.orgsOf(body.events.map((e) => e.id)),
+      ]);
+      const stored = body.events.map((e, i) => {
+        // another org's event id must not be confirmed, let alone reused
+        if (owners.has(e.id) && owners.get(e.id) !== auth.orgId) issues.push({ name: `events.${i}.id`, message: "is already used by another event" });
+        return { e, responses: responsesOf(e, sets.get(e.data.question_set_id) ?? null, `events.${i}.`, issues) };
+      });
+      if (issues.length) throw ValidationError.many("body", issues);
+      const now = new Date();
+      const published = await events.publishMany(
+        auth.orgId,
+        stored.map(({ e, responses }) => ({
+          id: e.id,
+          type: e.type,
+          audit_id: e.data.audit_id,
+          question_set_id: e.data.question_set_id,
+          document_id: e.data.document_id ?? null,
+          result: e.data.result,
+          raw_result: e.data.raw_result ?? null,
+          responses,
+          occurred_at: e.occurred_at ? new Date(e.occurred_at) : now,
+        })),
+        now,
+      );
+      if ([...published.values()].some((p) => p.deliveries > 0)) onQueued();
+      return body.events.map((e) => ({ event: e, created: published.get(e.id)?.created ?? false, deliveriesCreated: published.get(e.id)?.deliveries ?? 0 }));
+    },
+
     async publishEvent(auth: AuthContext, body: PublishEventRequest) {
       const responses = await storedResponses(auth.orgId, body);
       const published = await events.publish({

@@ -1,6 +1,7 @@
 import type { Database } from "../db/client.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { WebhookUrlCheckOptions } from "../net/webhook-url.js";
+import { createCountCache } from "../repos/count-cache.js";
 import { codingEvaluationsRepo } from "../repos/coding-evaluations.repo.js";
 import { eventsRepo } from "../repos/events.repo.js";
 import { idempotencyKeysRepo } from "../repos/idempotency-keys.repo.js";
@@ -11,6 +12,7 @@ import { webhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.
 import { webhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 import { codingEvaluationsService } from "./coding-evaluations.service.js";
 import { eventsService } from "./events.service.js";
+import { idempotencyService } from "./idempotency.service.js";
 import { questionSetsService } from "./question-sets.service.js";
 import { tokensService } from "./tokens.service.js";
 import { webhookDeliveriesService } from "./webhook-deliveries.service.js";
@@ -26,7 +28,9 @@ export interface ServicesDeps {
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
 export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued }: ServicesDeps) {
-  const questionSets = questionSetsRepo(db.prisma);
+  // one count cache per process: include_total on a large org is counted once per few seconds
+  const counts = createCountCache();
+  const questionSets = questionSetsRepo(db, counts);
   const webhookEndpoints = webhookEndpointsService({
     endpoints: webhookEndpointsRepo(db.prisma),
     questionSets,
@@ -36,17 +40,17 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
     onQueued,
   });
   return {
-    tokens: tokensService(tokensRepo(db.prisma)),
+    tokens: tokensService(tokensRepo(db)),
     questionSets: questionSetsService(questionSets),
-    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db.prisma)),
+    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts)),
     webhookEndpoints,
     webhookDeliveries: webhookDeliveriesService({
-      deliveries: webhookDeliveriesRepo(db.prisma),
+      deliveries: webhookDeliveriesRepo(db, counts),
       attempts: webhookDeliveryAttemptsRepo(db.prisma),
       onQueued,
     }),
-    idempotencyKeys: idempotencyKeysRepo(db),
-    events: eventsService({ events: eventsRepo(db), questionSets, endpoints: webhookEndpoints, onQueued }),
+    idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
+    events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued }),
   };
 }
 

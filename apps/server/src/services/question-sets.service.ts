@@ -1,30 +1,20 @@
-import type { IngestQuestionSetRequest, operations } from "@audit-review/api-types/internal";
-import type { AuthContext } from "../http/context.js";
-import { boolFilter, idsFilter, pageRequest } from "../http/pagination.js";
+import type { IngestQuestionSetRequest } from "@audit-review/api-types/internal";
+import type { AuthContext } from "../auth/context.js";
 import { NotFoundError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
-import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
+import type { PageRequest } from "../lib/page.js";
+import type { QuestionSetFilters, QuestionSetsRepo } from "../repos/question-sets.repo.js";
 import { questionFieldsOf, setFieldsOf } from "../repos/question-set-diff.js";
 
-type ListQuery = NonNullable<operations["listQuestionSets"]["parameters"]["query"]>;
+export type { QuestionSetFilters } from "../repos/question-sets.repo.js";
 
 export function questionSetsService(repo: QuestionSetsRepo) {
   const upsert = (auth: AuthContext, id: string, body: IngestQuestionSetRequest) =>
     repo.upsert(auth.orgId, id, { set: setFieldsOf(body), questions: questionFieldsOf(body), body });
 
   return {
-    listQuestionSets(auth: AuthContext, query: ListQuery) {
-      return repo.list(
-        auth.orgId,
-        {
-          ids: idsFilter(query.id),
-          type: query.type,
-          isProduction: boolFilter(query.is_production),
-          // deleted sets are hidden unless asked for
-          isDeleted: boolFilter(query.is_deleted) ?? false,
-        },
-        pageRequest(query),
-      );
+    listQuestionSets(auth: AuthContext, filters: QuestionSetFilters, page: PageRequest) {
+      return repo.list(auth.orgId, filters, page);
     },
 
     /** POST: the server chooses the set id; otherwise the same rules as a PUT that creates. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { AuthContext } from "../http/context.js";
+import type { AuthContext } from "../auth/context.js";
 import { newId } from "../lib/ids.js";
 import type { TokensRepo } from "../repos/tokens.repo.js";
 

@@ -1,12 +1,10 @@
-import type { operations } from "@audit-review/api-types/internal";
-import type { AuthContext } from "../http/context.js";
-import { pageRequest } from "../http/pagination.js";
+import type { AuthContext } from "../auth/context.js";
 import { DeliveryInProgressError, EndpointDisabledError, NotFoundError } from "../lib/errors.js";
-import type { WebhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
+import type { PageRequest } from "../lib/page.js";
+import type { DeliveryFilters, WebhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
 import type { WebhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
 
-type ListQuery = NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>;
-type AttemptsQuery = NonNullable<operations["listWebhookDeliveryAttempts"]["parameters"]["query"]>;
+export type { DeliveryFilters } from "../repos/webhook-deliveries.repo.js";
 
 export interface WebhookDeliveriesDeps {
   deliveries: WebhookDeliveriesRepo;
@@ -25,18 +23,13 @@ export function webhookDeliveriesService({ deliveries, attempts, onQueued }: Web
   }
 
   return {
-    listWebhookDeliveries(auth: AuthContext, query: ListQuery) {
-      return deliveries.list(
-        auth.orgId,
-        { endpointId: query.endpoint_id, status: query.status, eventType: query.event_type, auditId: query.audit_id },
-        pageRequest(query),
-      );
+    listWebhookDeliveries(auth: AuthContext, filters: DeliveryFilters, page: PageRequest) {
+      return deliveries.list(auth.orgId, filters, page);
     },
 
     getWebhookDelivery,
 
-    async listWebhookDeliveryAttempts(auth: AuthContext, id: string, query: AttemptsQuery) {
-      const page = pageRequest(query);
+    async listWebhookDeliveryAttempts(auth: AuthContext, id: string, page: PageRequest) {
       await getWebhookDelivery(auth, id);
       return attempts.list(auth.orgId, id, page);
     },

@@ -4,21 +4,20 @@ import type {
   PayloadField,
   RecoverRequest,
   RotateSecretRequest,
+  WebhookEndpointStatus,
   WebhookEndpointUpdate,
-  operations,
 } from "@audit-review/api-types/internal";
 import type { Prisma } from "../generated/prisma/client.js";
-import type { AuthContext } from "../http/context.js";
-import { pageRequest } from "../http/pagination.js";
+import type { AuthContext } from "../auth/context.js";
 import { EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
+import type { PageRequest } from "../lib/page.js";
+import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import type { SecretBox } from "../lib/secret-box.js";
-import { generateSigningSecret, secretHint } from "../delivery/signing.js";
+import { generateSigningSecret, secretHint } from "../lib/signing-secrets.js";
 import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
 import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
-
-type ListQuery = NonNullable<operations["listWebhookEndpoints"]["parameters"]["query"]>;
 
 export const ENDPOINT_LIMIT = 20;
 /** How far back a recovery may reach (DESIGN.md §7). */
@@ -50,12 +49,15 @@ export interface WebhookEndpointsDeps {
   onQueued: () => void;
 }
 
-/** Splits receiver authentication into what may be shown (config) and what is sealed (secrets). */
-async function receiverAuth(input: AuthenticationInput | undefined, urlCheck: WebhookUrlCheckOptions) {
+/** Splits receiver authentication into what may be shown (stored) and what is sealed (secrets). */
+async function receiverAuth(
+  input: AuthenticationInput | undefined,
+  urlCheck: WebhookUrlCheckOptions,
+): Promise<{ stored: StoredReceiverAuth; secrets: Record<string, unknown> | null }> {
   const auth = input ?? { type: "none" as const };
   switch (auth.type) {
     case "none":
-      return { type: auth.type, config: {}, secrets: null };
+      return { stored: storedReceiverAuth({ type: auth.type }), secrets: null };
     case "headers": {
       const seen = new Set<string>();
       for (const [name, value] of Object.entries(auth.headers)) {
@@ -69,16 +71,21 @@ async function receiverAuth(input: AuthenticationInput | undefined, urlCheck: We
         }
         if (!HEADER_VALUE.test(value)) throw new ValidationError("body", "authentication.headers", `the value of "${name}" has characters not allowed in a header`);
       }
-      return { type: auth.type, config: { header_names: Object.keys(auth.headers) }, secrets: { headers: auth.headers } };
+      return { stored: storedReceiverAuth({ type: auth.type, header_names: Object.keys(auth.headers) }), secrets: { headers: auth.headers } };
     }
     case "basic":
-      return { type: auth.type, config: { username: auth.username }, secrets: { password: auth.password } };
+      return { stored: storedReceiverAuth({ type: auth.type, username: auth.username }), secrets: { password: auth.password } };
     case "oauth2_client_credentials": {
       const check = await checkWebhookUrl(auth.token_url, urlCheck);
       if (!check.ok) throw new InvalidWebhookUrlError("authentication.token_url", check.reason);
       return {
-        type: auth.type,
-        config: { token_url: auth.token_url, client_id: auth.client_id, scope: auth.scope ?? null, audience: auth.audience ?? null },
+        stored: storedReceiverAuth({
+          type: auth.type,
+          token_url: auth.token_url,
+          client_id: auth.client_id,
+          scope: auth.scope ?? null,
+          audience: auth.audience ?? null,
+        }),
         secrets: { client_secret: auth.client_secret },
       };
     }
@@ -117,8 +124,8 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
   }
 
   return {
-    listWebhookEndpoints(auth: AuthContext, query: ListQuery) {
-      return endpoints.list(auth.orgId, query.status, pageRequest(query));
+    listWebhookEndpoints(auth: AuthContext, status: WebhookEndpointStatus | undefined, page: PageRequest) {
+      return endpoints.list(auth.orgId, status, page);
     },
 
     async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
@@ -143,8 +150,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
         payload_result_format: body.payload?.result_format ?? "normalized",
         payload_responses_filter: body.payload?.responses_filter ?? "all",
         payload_include_informational: body.payload?.include_informational_questions ?? false,
-        auth_type: receiver.type,
-        auth_config: receiver.config,
+        ...receiver.stored,
         auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
         secret_enc: toBytes(secretBox.seal(secret)),
         secret_hint: secretHint(secret),
@@ -185,8 +191,8 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       }
       if (body.authentication !== undefined) {
         const receiver = await receiverAuth(body.authentication, urlCheck);
-        data.auth_type = receiver.type;
-        data.auth_config = receiver.config;
+        data.auth_type = receiver.stored.auth_type;
+        data.auth_config = receiver.stored.auth_config;
         data.auth_secret_enc = receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null;
       }
       if (body.signing?.legacy_signature !== undefined) data.legacy_signature = body.signing.legacy_signature;

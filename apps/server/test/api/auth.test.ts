@@ -46,6 +46,14 @@ const OPERATIONS: Operation[] = [
     body: () => ({ id: randomUUID(), type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: randomUUID(), result: "passed" } }),
     okStatus: 400, // the set is unknown: reached the service
   },
+  {
+    operationId: "publishEvents",
+    method: "POST",
+    path: "/v2/internal/event_batches",
+    scope: "internal:ingest",
+    body: () => ({ events: [{ id: randomUUID(), type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: randomUUID(), result: "passed" } }] }),
+    okStatus: 400, // the set is unknown: reached the service
+  },
   { operationId: "getWebhookEndpoint", method: "GET", path: "/v2/webhook_endpoints/{id}", scope: "webhooks:read", okStatus: 404 },
   { operationId: "updateWebhookEndpoint", method: "PATCH", path: "/v2/webhook_endpoints/{id}", scope: "webhooks:write", body: () => ({ description: "d" }), okStatus: 404 },
   { operationId: "deleteWebhookEndpoint", method: "DELETE", path: "/v2/webhook_endpoints/{id}", scope: "webhooks:write", okStatus: 404 },

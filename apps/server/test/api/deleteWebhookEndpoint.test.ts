@@ -1,16 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { createBody, createEndpoint, PUBLIC_HOST, problemOf, publishEvent, remember, uniq, useApiServer } from "../harness/factories.js";
+import { oneAfterAnother } from "../harness/keyset-list.js";
 import type { Api } from "../harness/server.js";
 
 const server = await useApiServer();
 
 const live = (orgId: string) => server.server.db.prisma.webhookEndpoint.count({ where: { org_id: orgId, deleted_at: null } });
 
-async function fill(api: Api, n: number) {
-  const out = [];
-  for (let i = 0; i < n; i++) out.push(await createEndpoint(api));
-  return out;
-}
+const fill = (api: Api, n: number) => oneAfterAnother(n, () => createEndpoint(api));
 
 describe("DELETE /v2/webhook_endpoints/{endpoint_id}", () => {
   it("when an endpoint is deleted, then 204, it leaves list and GET, and its deliveries stay listed and readable", async () => {

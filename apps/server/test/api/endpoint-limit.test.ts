@@ -1,6 +1,7 @@
 import type { CreateWebhookEndpointRequest } from "@audit-review/api-types/internal";
 import { describe, expect, it } from "vitest";
 import { createBody, createEndpoint, PUBLIC_HOST, problemOf, remember, uniq, useApiServer } from "../harness/factories.js";
+import { oneAfterAnother } from "../harness/keyset-list.js";
 import type { Api } from "../harness/server.js";
 
 const server = await useApiServer();
@@ -9,11 +10,7 @@ const body = (): CreateWebhookEndpointRequest => createBody({ url: `https://${PU
 const liveCount = async (api: Api) => (await api.GET("/v2/webhook_endpoints", { params: { query: { include_total: "true" } } })).data!.total_count;
 const rowsOf = (orgId: string) => server.server.db.prisma.webhookEndpoint.count({ where: { org_id: orgId, deleted_at: null } });
 
-async function fill(api: Api, n: number) {
-  const out = [];
-  for (let i = 0; i < n; i++) out.push(await createEndpoint(api));
-  return out;
-}
+const fill = (api: Api, n: number) => oneAfterAnother(n, () => createEndpoint(api));
 
 describe("the limit of 20 endpoints per org", () => {
   it("when 30 creates race for an org with no endpoint, then exactly 20 succeed and 10 answer 409 ENDPOINT_LIMIT_REACHED", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { CodingEvaluation, IngestCodingEvaluationRequest } from "@audit-review/api-types/internal";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { evaluationBody, ingestCodingEvaluation, problemOf, useApiServer } from "../harness/factories.js";
 import type { Api } from "../harness/server.js";
 
@@ -14,8 +14,15 @@ async function listed(api: Api, query: ListQuery = {}): Promise<CodingEvaluation
   return (await api.GET("/v2/coding_evaluations", { params: { query: { limit: 100, ...query } } })).data!.data;
 }
 
-/** Timestamps have millisecond precision: wait past one so a moved updated_at is visible. */
-const tick = () => new Promise((r) => setTimeout(r, 15));
+// Timestamps have millisecond precision: a faked clock (running on with real time) is moved
+// past one at once, so a moved updated_at is visible without waiting.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+const tick = () => vi.advanceTimersByTime(15);
 
 const full = (overrides: Partial<IngestCodingEvaluationRequest> = {}): IngestCodingEvaluationRequest =>
   evaluationBody({
@@ -43,7 +50,7 @@ describe("PUT /v2/internal/coding_evaluations/{coding_evaluation_id}", () => {
     expect(created.response.headers.get("location")).toBe(`/v2/coding_evaluations/${id}`);
     expect(created.data).toMatchObject({ id, org_id: orgId, status: "processing", archived: false, em_eval_created: true, icd_eval_created: true });
     expect((await listed(api, { status: "processing" })).map((e) => e.id)).toEqual([id]);
-    await tick();
+    tick();
 
     const replaced = await put(api, id, { ...body, status: "completed", archived: true, marked_reviewed: true, reviewed_by: "reviewer@acme.test" });
 
@@ -61,7 +68,7 @@ describe("PUT /v2/internal/coding_evaluations/{coding_evaluation_id}", () => {
     const id = randomUUID();
     const body = full();
     const created = (await put(api, id, body)).data!;
-    await tick();
+    tick();
 
     const same = await put(api, id, body);
 

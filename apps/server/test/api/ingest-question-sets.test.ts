@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IngestQuestionSetRequest, PublishEventRequest, QuestionSet } from "@audit-review/api-types/internal";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ingestQuestionSet, problemOf, questionSetBody, uniq, unknownId, useApiServer } from "../harness/factories.js";
 import type { Api } from "../harness/server.js";
 
@@ -29,8 +29,15 @@ const body = (overrides: Partial<IngestQuestionSetRequest> = {}): IngestQuestion
   });
 };
 
-/** Timestamps have millisecond precision: wait past one so a moved updated_at is visible. */
-const tick = () => new Promise((r) => setTimeout(r, 15));
+// Timestamps have millisecond precision: a faked clock (running on with real time) is moved
+// past one at once, so a moved updated_at is visible without waiting.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+const tick = () => vi.advanceTimersByTime(15);
 
 describe("PUT /v2/internal/question_sets/{question_set_id}", () => {
   it("when the id is new, then 201 with Location; when it exists, then 200 replaces it and keeps created_at", async () => {
@@ -38,7 +45,7 @@ describe("PUT /v2/internal/question_sets/{question_set_id}", () => {
     const id = randomUUID();
 
     const created = await put(api, id, body({ set_name: "Original" }));
-    await tick();
+    tick();
     const replaced = await put(api, id, body({ set_name: "Renamed", type: "coding", is_production: false, thresholds: [] }));
 
     expect(created.response.status).toBe(201);
@@ -87,7 +94,7 @@ describe("PUT /v2/internal/question_sets/{question_set_id}", () => {
     const questionId = randomUUID();
     const original = body({ questions: [{ id: questionId, query: "Q?", question_type: "yes_no", severity: "high", remediation: "Fix." }] });
     const created = (await put(api, id, original)).data!;
-    await tick();
+    tick();
 
     const same = await put(api, id, original);
     expect(same.response.status).toBe(200);
@@ -103,7 +110,7 @@ describe("PUT /v2/internal/question_sets/{question_set_id}", () => {
     let state = original;
     for (const change of changes) {
       state = { ...state, ...change };
-      await tick();
+      tick();
       const { data } = await put(api, id, state);
       expect(Date.parse(data!.updated_at), JSON.stringify(change)).toBeGreaterThan(Date.parse(previous));
       expect(data!.created_at).toBe(created.created_at);
@@ -115,7 +122,7 @@ describe("PUT /v2/internal/question_sets/{question_set_id}", () => {
     const { api } = await server.newOrg();
     const older = await ingestQuestionSet(api);
     const newer = await ingestQuestionSet(api);
-    await tick();
+    tick();
 
     await put(api, older.id, body({ set_name: "Touched" }));
 
@@ -219,7 +226,7 @@ describe("DELETE /v2/internal/question_sets/{question_set_id}", () => {
 
     const first = await del(api, set.id);
     const deleted = await listed(api, set.id, true);
-    await tick();
+    tick();
     const second = await del(api, set.id);
 
     expect(first.response.status).toBe(204);

@@ -1,7 +1,8 @@
 import type { operations, QuestionSet } from "@audit-review/api-types/internal";
 import { describe, expect, it } from "vitest";
-import { ingestCodingEvaluation, ingestQuestionSet, problemOf, questionSetBody, rawProblem, unknownId, useApiServer } from "../harness/factories.js";
-import { expectWalksAgree, ids, LIST_BAD_QUERIES, type PageFetcher } from "../harness/pagination.js";
+import { ingestCodingEvaluation, ingestQuestionSet, problemOf, questionSetBody, unknownId, useApiServer } from "../harness/factories.js";
+import { describeKeysetList, oneAfterAnother, pagerOf } from "../harness/keyset-list.js";
+import { expectWalksAgree, ids } from "../harness/pagination.js";
 import type { Api } from "../harness/server.js";
 
 type Query = NonNullable<operations["listQuestionSets"]["parameters"]["query"]>;
@@ -9,23 +10,31 @@ type Query = NonNullable<operations["listQuestionSets"]["parameters"]["query"]>;
 const server = await useApiServer();
 const prisma = server.server.db.prisma;
 
-function pager(api: Api, filters: Query = {}): PageFetcher<QuestionSet> {
-  return async (page) => {
-    const { data, error, response } = await api.GET("/v2/question_sets", { params: { query: { ...filters, ...page } } });
-    if (!data) throw new Error(`list answered ${response.status}: ${JSON.stringify(error)}`);
-    expect(response.status).toBe(200);
-    return data;
-  };
-}
+const list = (api: Api, query: Query = {}) => api.GET("/v2/question_sets", { params: { query } });
+const pager = (api: Api, filters: Query = {}) => pagerOf((page) => list(api, { ...filters, ...page }));
 
 /** Ingests `n` sets one after another; returns them newest first (list order). */
-async function ingestMany(api: Api, n: number, overrides: Parameters<typeof ingestQuestionSet>[1] = {}): Promise<QuestionSet[]> {
-  const sets: QuestionSet[] = [];
-  for (let i = 0; i < n; i++) sets.push(await ingestQuestionSet(api, overrides));
-  return sets.reverse();
-}
+const ingestMany = async (api: Api, n: number, overrides: Parameters<typeof ingestQuestionSet>[1] = {}): Promise<QuestionSet[]> =>
+  (await oneAfterAnother(n, () => ingestQuestionSet(api, overrides))).reverse();
 
 const markDeleted = (id: string) => prisma.questionSet.update({ where: { id }, data: { is_deleted: true } });
+
+describeKeysetList<QuestionSet>({
+  items: "question sets",
+  path: "/v2/question_sets",
+  server,
+  list,
+  createMany: (api, n) => ingestMany(api, n),
+  idsOfOtherLists: async (api) => [(await ingestCodingEvaluation(api)).id],
+  badQueries: [
+    ["is_production=yes", "is_production"],
+    ["is_production=", "is_production"],
+    ["is_deleted=1", "is_deleted"],
+    ["type=rubric", "type"],
+    ["id=not-a-uuid", "id"],
+    ["status=completed", "status"],
+  ],
+});
 
 describe("GET /v2/question_sets", () => {
   it("when a set is ingested, then it is listed with every field and its questions in set order", async () => {
@@ -44,7 +53,7 @@ describe("GET /v2/question_sets", () => {
       ],
     });
 
-    const { data, response } = await api.GET("/v2/question_sets");
+    const { data, response } = await list(api);
 
     expect(response.status).toBe(200);
     expect(data).toEqual({ object: "list", data: [set], has_more: false });
@@ -72,7 +81,7 @@ describe("GET /v2/question_sets", () => {
     const { api } = await server.newOrg();
     const { data } = await api.POST("/v2/internal/question_sets", { body: questionSetBody({ set_name: "Minimal", set_code: "MIN" }) });
 
-    const listed = (await api.GET("/v2/question_sets")).data!.data[0];
+    const listed = (await list(api)).data!.data[0];
     expect(listed).toEqual(data);
     expect(listed).toMatchObject({ type: null, is_production: false, is_deleted: false, allow_doc_upload: false, thresholds: [], questions: [] });
   });
@@ -85,64 +94,21 @@ describe("GET /v2/question_sets", () => {
     // set order is the position, not the id or creation order
     await prisma.question.update({ where: { id: first }, data: { position: 10 } });
 
-    const listed = (await api.GET("/v2/question_sets")).data!.data[0]!;
+    const listed = (await list(api)).data!.data[0]!;
 
     expect(listed.questions.map((q) => q.id)).toEqual([third, fourth, first]);
   });
 
-  it("when limit is omitted, then 10 sets are returned newest first with has_more", async () => {
-    const { api } = await server.newOrg();
-    const sets = await ingestMany(api, 11);
-
-    const { data } = await api.GET("/v2/question_sets");
-
-    expect(ids(data!.data)).toEqual(ids(sets.slice(0, 10)));
-    expect(data!.has_more).toBe(true);
-    expect(data).not.toHaveProperty("total_count");
-  });
-
-  it("when walking forward and backward with any limit, then both walks return every set once, in order", async () => {
-    const { api } = await server.newOrg();
-    const sets = await ingestMany(api, 7);
-
-    await expectWalksAgree(pager(api), ids(sets), [1, 2, 3, 6, 7, 100]);
-  });
-
-  it("when include_total is true, then total_count counts every matching set, ignoring cursor and limit", async () => {
+  it("when include_total is true with a filter, then total_count counts only the matching sets, ignoring cursor and limit", async () => {
     const { api } = await server.newOrg();
     const sets = await ingestMany(api, 5, { type: "coding" });
     await ingestMany(api, 2, { type: "quality" });
 
-    const first = await api.GET("/v2/question_sets", { params: { query: { include_total: "true", limit: 2, type: "coding" } } });
-    const later = await api.GET("/v2/question_sets", { params: { query: { include_total: "true", limit: 1, type: "coding", starting_after: sets[2]!.id } } });
-    const back = await api.GET("/v2/question_sets", { params: { query: { include_total: "true", type: "coding", ending_before: sets[1]!.id } } });
-    const all = await api.GET("/v2/question_sets", { params: { query: { include_total: "true" } } });
+    const later = await list(api, { include_total: "true", limit: 1, type: "coding", starting_after: sets[2]!.id });
+    const all = await list(api, { include_total: "true" });
 
-    expect(first.data).toMatchObject({ total_count: 5, has_more: true });
-    expect(first.data!.data).toHaveLength(2);
     expect(later.data).toMatchObject({ total_count: 5, has_more: true, data: [{ id: sets[3]!.id }] });
-    expect(back.data).toMatchObject({ total_count: 5, has_more: false, data: [{ id: sets[0]!.id }] });
     expect(all.data!.total_count).toBe(7);
-  });
-
-  it("when include_total is false or omitted, then total_count is absent", async () => {
-    const { api } = await server.newOrg();
-    await ingestQuestionSet(api);
-
-    const off = await api.GET("/v2/question_sets", { params: { query: { include_total: "false" } } });
-    const omitted = await api.GET("/v2/question_sets");
-
-    expect(off.data).not.toHaveProperty("total_count");
-    expect(omitted.data).not.toHaveProperty("total_count");
-    expect(off.data!.data).toHaveLength(1);
-  });
-
-  it("when an org has no sets, then the list is empty with has_more false and total_count 0", async () => {
-    const { api } = await server.newOrg();
-
-    const { data } = await api.GET("/v2/question_sets", { params: { query: { include_total: "true" } } });
-
-    expect(data).toEqual({ object: "list", data: [], has_more: false, total_count: 0 });
   });
 
   it("when filtering by type, then only sets of that type are listed, across pages", async () => {
@@ -154,7 +120,7 @@ describe("GET /v2/question_sets", () => {
     }
 
     await expectWalksAgree(pager(api, { type: "coding" }), ids(coding), [1, 3, 4]);
-    const quality = await api.GET("/v2/question_sets", { params: { query: { type: "quality" } } });
+    const quality = await list(api, { type: "quality" });
     expect(quality.data!.data).toEqual([]);
   });
 
@@ -165,7 +131,7 @@ describe("GET /v2/question_sets", () => {
 
     await expectWalksAgree(pager(api, { is_production: "true" }), ids(prod), [1, 2]);
     await expectWalksAgree(pager(api, { is_production: "false" }), ids(nonProd), [1, 2]);
-    const both = await api.GET("/v2/question_sets");
+    const both = await list(api);
     expect(ids(both.data!.data)).toEqual([...ids(nonProd), ...ids(prod)]);
   });
 
@@ -174,9 +140,9 @@ describe("GET /v2/question_sets", () => {
     const [newest, middle, oldest] = await ingestMany(api, 3);
     await markDeleted(middle!.id);
 
-    const byDefault = await api.GET("/v2/question_sets", { params: { query: { include_total: "true" } } });
-    const live = await api.GET("/v2/question_sets", { params: { query: { is_deleted: "false" } } });
-    const deleted = await api.GET("/v2/question_sets", { params: { query: { is_deleted: "true", include_total: "true" } } });
+    const byDefault = await list(api, { include_total: "true" });
+    const live = await list(api, { is_deleted: "false" });
+    const deleted = await list(api, { is_deleted: "true", include_total: "true" });
 
     expect(ids(byDefault.data!.data)).toEqual([newest!.id, oldest!.id]);
     expect(byDefault.data!.total_count).toBe(2);
@@ -192,11 +158,9 @@ describe("GET /v2/question_sets", () => {
     const [a, b, c, d] = await ingestMany(api, 4);
     await markDeleted(d!.id);
 
-    const { data } = await api.GET("/v2/question_sets", {
-      params: { query: { id: [c!.id, a!.id, unknownId(), foreign.id, d!.id], include_total: "true" } },
-    });
-    const single = await api.GET("/v2/question_sets", { params: { query: { id: [b!.id] } } });
-    const deleted = await api.GET("/v2/question_sets", { params: { query: { id: [d!.id, a!.id], is_deleted: "true" } } });
+    const { data } = await list(api, { id: [c!.id, a!.id, unknownId(), foreign.id, d!.id], include_total: "true" });
+    const single = await list(api, { id: [b!.id] });
+    const deleted = await list(api, { id: [d!.id, a!.id], is_deleted: "true" });
 
     expect(ids(data!.data)).toEqual([a!.id, c!.id]);
     expect(data!.total_count).toBe(2);
@@ -217,7 +181,7 @@ describe("GET /v2/question_sets", () => {
     const set = await ingestQuestionSet(api);
     const many = [set.id, ...Array.from({ length: 99 }, unknownId)];
 
-    const { data, response } = await api.GET("/v2/question_sets", { params: { query: { id: many } } });
+    const { data, response } = await list(api, { id: many });
 
     expect(response.status).toBe(200);
     expect(ids(data!.data)).toEqual([set.id]);
@@ -227,7 +191,7 @@ describe("GET /v2/question_sets", () => {
     const { api } = await server.newOrg();
     const many = Array.from({ length: 101 }, unknownId);
 
-    problemOf(await api.GET("/v2/question_sets", { params: { query: { id: many } } }), { status: 400, code: "VALIDATION_ERROR", name: "id", location: "query" });
+    problemOf(await list(api, { id: many }), { status: 400, code: "VALIDATION_ERROR", name: "id", location: "query" });
   });
 
   it("when the cursor set no longer matches the filters, then its position still bounds the page", async () => {
@@ -240,42 +204,13 @@ describe("GET /v2/question_sets", () => {
     // list order: a b c d e; b and d are not coding, c becomes deleted
     await markDeleted(c.id);
 
-    const after = await api.GET("/v2/question_sets", { params: { query: { type: "coding", starting_after: b.id } } });
-    const before = await api.GET("/v2/question_sets", { params: { query: { type: "coding", ending_before: d.id } } });
-    const afterDeleted = await api.GET("/v2/question_sets", { params: { query: { starting_after: c.id } } });
+    const after = await list(api, { type: "coding", starting_after: b.id });
+    const before = await list(api, { type: "coding", ending_before: d.id });
+    const afterDeleted = await list(api, { starting_after: c.id });
 
     expect(ids(after.data!.data)).toEqual([e.id]);
     expect(ids(before.data!.data)).toEqual([a.id]);
     expect(ids(afterDeleted.data!.data)).toEqual([d.id, e.id]);
   });
 
-  it.each(LIST_BAD_QUERIES)("when the query is %s, then 400 names %s", async (query, param) => {
-    const { token } = await server.newOrg();
-    await rawProblem(await server.raw(`/v2/question_sets?${query}`, { token }), { status: 400, code: "VALIDATION_ERROR", name: param, location: "query" });
-  });
-
-  it.each([
-    ["is_production=yes", "is_production"],
-    ["is_production=", "is_production"],
-    ["is_deleted=1", "is_deleted"],
-    ["type=rubric", "type"],
-    ["id=not-a-uuid", "id"],
-    ["status=completed", "status"],
-  ])("when the query is %s, then 400 names %s", async (query, param) => {
-    const { token } = await server.newOrg();
-    await rawProblem(await server.raw(`/v2/question_sets?${query}`, { token }), { status: 400, code: "VALIDATION_ERROR", name: param, location: "query" });
-  });
-
-  it("when a cursor is unknown, of another org or of another list, then 400 INVALID_CURSOR names it", async () => {
-    const { api } = await server.newOrg();
-    const other = await server.newOrg();
-    await ingestQuestionSet(api);
-    const foreign = await ingestQuestionSet(other.api);
-    const evaluation = await ingestCodingEvaluation(api);
-
-    for (const id of [unknownId(), foreign.id, evaluation.id]) {
-      problemOf(await api.GET("/v2/question_sets", { params: { query: { starting_after: id } } }), { status: 400, code: "INVALID_CURSOR", name: "starting_after" });
-      problemOf(await api.GET("/v2/question_sets", { params: { query: { ending_before: id } } }), { status: 400, code: "INVALID_CURSOR", name: "ending_before" });
-    }
-  });
 });

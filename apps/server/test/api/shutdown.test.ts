@@ -9,10 +9,17 @@ describe("graceful shutdown", () => {
     const body = JSON.stringify({ set_name: "In flight", set_code: "INFLIGHT", questions: [{ query: "Still answered?" }] });
     const { port } = new URL(server.url);
 
-    // The request is open (headers sent, half the body) when close() is called.
+    // The request is open (headers taken by the server, the body still coming) when close() is
+    // called. The server's 100 Continue says it has the headers: no timing guess needed.
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
-        { host: "127.0.0.1", port, method: "POST", path: "/v2/internal/question_sets", headers: { authorization: `Bearer ${org.token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+        {
+          host: "127.0.0.1",
+          port,
+          method: "POST",
+          path: "/v2/internal/question_sets",
+          headers: { authorization: `Bearer ${org.token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body), expect: "100-continue" },
+        },
         (res) => {
           let text = "";
           res.on("data", (c) => (text += c));
@@ -20,11 +27,12 @@ describe("graceful shutdown", () => {
         },
       );
       req.on("error", reject);
-      req.write(body.slice(0, 10));
-      req.on("socket", (socket) => socket.on("connect", () => setTimeout(() => {
+      req.on("continue", () => {
+        req.write(body.slice(0, 10));
         closing = server.close();
-        setTimeout(() => req.end(body.slice(10)), 100);
-      }, 50)));
+        req.end(body.slice(10));
+      });
+      req.flushHeaders();
     });
     let closing: Promise<void> | undefined;
 

@@ -61,6 +61,8 @@ describe("the ars CLI while serve holds the embedded database (admin socket)", (
   afterAll(async () => {
     await socket?.close();
     unlock?.();
+    // startTestServer's own afterAll is not registered when it is called inside a hook.
+    await h?.close();
   });
 
   it("when a user creates an org, mints, lists, seeds and revokes, then each step does what it says and the token works against the server", async () => {

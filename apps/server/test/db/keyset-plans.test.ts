@@ -3,11 +3,13 @@
 // planner of the embedded engine is not what matters for scale.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SqlExecutor } from "../../src/db/client.js";
+import { pageSql, type Condition, type Walk } from "../../src/repos/keyset.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 
 interface PlanNode {
   "Node Type": string;
   "Index Name"?: string;
+  "Index Cond"?: string;
   Plans?: PlanNode[];
 }
 
@@ -30,7 +32,7 @@ async function explain(db: TestDatabase["db"], sql: string, params: unknown[], o
       if (onlyIndex) {
         const others = await tx.query<{ indexname: string }>(
           `SELECT indexname FROM pg_indexes
-            WHERE schemaname = current_schema() AND tablename = $1 AND indexname LIKE '%\_idx' AND indexname <> $2`,
+            WHERE schemaname = current_schema() AND tablename = $1 AND indexname LIKE '%\\_idx' AND indexname <> $2`,
           [onlyIndex.table, onlyIndex.index],
         );
         for (const { indexname } of others) await tx.exec(`DROP INDEX "${indexname}"`);
@@ -160,6 +162,29 @@ describe.skipIf(!onPostgres)("keyset list plans (PostgreSQL only: skipped unless
         expect(scan?.["Index Name"], sql).toBe(c.index);
         // With every index present the planner may pick another one, but never one that needs a Sort.
         expectOrderedIndexScan(await explain(t!.db, sql, params), sql);
+      });
+    }
+  }
+
+  // The product's own statements (repos/keyset.ts): the cursor is a row comparison against a
+  // subselect, which must become the list index's start key, never a filter over the whole list.
+  const productCases: Array<{ list: string; table: string; conditions: Condition[]; index: string }> = [
+    { list: "coding evaluations", table: "coding_evaluations", conditions: [], index: "coding_evaluations_org_id_created_at_id_idx" },
+    { list: "coding evaluations by status", table: "coding_evaluations", conditions: [{ column: "status", op: "=", value: "completed" }], index: "coding_evaluations_org_id_status_created_at_id_idx" },
+    { list: "question sets", table: "question_sets", conditions: [{ column: "is_deleted", op: "=", value: false }], index: "question_sets_org_id_is_deleted_created_at_id_idx" },
+    { list: "webhook deliveries", table: "webhook_deliveries", conditions: [], index: "webhook_deliveries_org_id_created_at_id_idx" },
+  ];
+  for (const c of productCases) {
+    for (const walk of ["older", "newer"] as Walk[]) {
+      it(`${c.list}, product statement walking ${walk}: the cursor is the start key of ${c.index}`, async () => {
+        const [cursor] = await t!.db.query<{ id: string }>(`SELECT id FROM ${c.table} WHERE org_id = $1 ORDER BY created_at DESC LIMIT 1 OFFSET 5`, [ORG]);
+        const sql = pageSql({ table: c.table, columns: "t.id" }, c.conditions, walk);
+        const plan = await explain(t!.db, sql, [ORG, ...c.conditions.map((k) => k.value), cursor!.id, 11], { table: c.table, index: c.index });
+        const types = plan.map((n) => n["Node Type"]);
+        expect(types, sql).not.toContain("Sort");
+        expect(types, sql).not.toContain("Seq Scan");
+        const scan = plan.find((n) => n["Index Name"] === c.index);
+        expect(scan?.["Index Cond"], sql).toMatch(/ROW\(created_at, id\) [<>] ROW\(\$\d+, \$\d+\)/);
       });
     }
   }

@@ -32,8 +32,6 @@ function collect(count: number, ms = 5_000): { handler: (p: string) => void; don
   };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 200));
-
 describe(`listen/notify (${onPostgres ? "PostgreSQL" : "PGlite"})`, () => {
   it("delivers payloads to every handler of the channel, and only that channel", async () => {
     const a = collect(2);
@@ -47,8 +45,10 @@ describe(`listen/notify (${onPostgres ? "PostgreSQL" : "PGlite"})`, () => {
       await t.db.notify("ars_test_wake");
       expect(await a.done).toEqual(["first", ""]);
       expect(await b.done).toEqual(["first", ""]);
-      await settle();
-      expect(other.seen).toEqual([]);
+      // Notifications arrive in commit order: had the other channel's handler been given either
+      // payload, it would hold it before this one.
+      await t.db.notify("ars_test_other", "barrier");
+      expect(await other.done).toEqual(["barrier"]);
     } finally {
       await offA();
       await offB();
@@ -57,7 +57,7 @@ describe(`listen/notify (${onPostgres ? "PostgreSQL" : "PGlite"})`, () => {
   });
 
   it("stops delivering after unsubscribe, while other handlers keep theirs", async () => {
-    const stays = collect(2);
+    const stays = collect(3);
     const leaves = collect(2);
     const offStays = await t.db.listen("ars_test_unsub", stays.handler);
     const offLeaves = await t.db.listen("ars_test_unsub", leaves.handler);
@@ -67,8 +67,9 @@ describe(`listen/notify (${onPostgres ? "PostgreSQL" : "PGlite"})`, () => {
       await offLeaves();
       await offLeaves(); // idempotent
       await t.db.notify("ars_test_unsub", "2");
-      expect(await stays.done).toEqual(["1", "2"]);
-      await settle();
+      // "3" reaching the handler that stays means "2" has been handed to every handler there was.
+      await t.db.notify("ars_test_unsub", "3");
+      expect(await stays.done).toEqual(["1", "2", "3"]);
       expect(leaves.seen).toEqual(["1"]);
     } finally {
       await offStays();

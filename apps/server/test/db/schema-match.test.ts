@@ -2,6 +2,7 @@
 // editing one without the other fails here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../src/generated/prisma/client.js";
+import { ENUMERATED_COLUMNS } from "../../src/lib/stored-values.js";
 import { createTestDatabase, type TestDatabase } from "../harness/db.js";
 import { readCatalog, type ActualSchema } from "./catalog.js";
 import { expectedSchema, isRelationField, loadSchemaModels, parseSchema, type ExpectedSchema, type SchemaModel } from "./prisma-schema.js";
@@ -110,10 +111,14 @@ describe("migrated database matches schema.prisma", () => {
     expect(byName(actual.foreignKeys)).toEqual(byName(expected.foreignKeys));
   });
 
-  it("has no constraints Prisma would not create (checks, exclusions, unique constraints)", () => {
+  it("has no constraints Prisma would not create (exclusions, unique constraints), and only the stored-value checks", () => {
     // p = primary key, f = foreign key, n = NOT NULL (catalogued as constraints since PostgreSQL 18)
-    const unexpected = actual.constraintTypes.filter((c) => c.table !== MIGRATIONS_TABLE && !["p", "f", "n"].includes(c.type));
+    const unexpected = actual.constraintTypes.filter((c) => c.table !== MIGRATIONS_TABLE && !["p", "f", "n", "c"].includes(c.type));
     expect(unexpected).toEqual([]);
+    // c = CHECK: one per enumerated column (lib/stored-values.ts) and the auth_config shape
+    const checks = actual.constraintTypes.filter((c) => c.type === "c").map((c) => c.name);
+    const expectedChecks = [...Object.keys(ENUMERATED_COLUMNS).map((k) => `${k.replace(".", "_")}_check`), "webhook_endpoints_auth_config_check"];
+    expect(checks.sort()).toEqual(expectedChecks.sort());
   });
 
   it("enforces one delivery per (event, endpoint) as a unique index", () => {

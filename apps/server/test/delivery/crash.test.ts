@@ -13,7 +13,7 @@ import type { DeliveryConfig } from "../../src/config.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { staticResolver } from "../../src/net/resolver.js";
 import { startWorker, type RunningWorker } from "../../src/worker.js";
-import type { RecordedRequest } from "../harness/receiver.js";
+import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, publish, useDeliveryServer, type DeliveryHarness } from "./support.js";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);

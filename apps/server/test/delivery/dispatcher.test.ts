@@ -3,9 +3,10 @@
 // endpoint that keeps failing, and a graceful stop.
 import type { ServerResponse } from "node:http";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../harness/receiver.js";
+import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { TestOrg } from "../harness/server.js";
-import { deliveriesOf, endpointFor, gate, msBetween, onlyDelivery, publish, readEndpoint, useDeliveryServer } from "./support.js";
+import { closedPort } from "@audit-review/test-kit/receiver";
+import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, msBetween, onlyDelivery, publish, readEndpoint, useDeliveryServer } from "./support.js";
 
 const RETRY_MS = 300;
 const FAILING_DISABLE_AFTER_MS = 700;
@@ -16,6 +17,8 @@ const h = await useDeliveryServer({
   scheduleMs: [0, RETRY_MS, RETRY_MS, RETRY_MS, RETRY_MS],
   minBackoffMs: RETRY_MS,
   failingDisableAfterMs: FAILING_DISABLE_AFTER_MS,
+  // long enough that the isolation test never sees a rest run out
+  unreachableRestMs: 60_000,
 });
 
 let org: TestOrg;
@@ -105,6 +108,30 @@ describe("concurrency limits", () => {
     await h.server.drain();
     expect(r.requests).toHaveLength(6);
     expect(stats.max).toBe(3);
+  });
+});
+
+describe("isolation between receivers", () => {
+  it("When one endpoint refuses connections, Then it rests for a moment: its other due deliveries wait while another endpoint's go out", async () => {
+    const ok = await h.receiver();
+    const good = await endpointFor(org.api, `${ok.url}/good`);
+    const dead = await endpointFor(org.api, `https://${RECEIVER_HOST}:${await closedPort()}/dead`);
+    const attemptsAt = async (endpointId: string) =>
+      (await h.server.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE endpoint_id = $1", [endpointId]))[0]!.n;
+    // the first refusal, then a backlog for both endpoints
+    await publish(org.api);
+    await ok.nextRequest();
+    await expect.poll(() => attemptsAt(dead.id)).toBe(1);
+    for (let i = 0; i < 4; i++) await publish(org.api);
+    for (let i = 0; i < 4; i++) await ok.nextRequest();
+    // Four more were due for the dead endpoint (and a retry of the first), yet none was tried
+    // while it rested: the healthy endpoint's deliveries did not queue behind them.
+    const triedWhileResting = await attemptsAt(dead.id);
+    // deleting it fails what waits for it, so nothing stays due for the tests after this one
+    await org.api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: dead.id } } });
+    expect(triedWhileResting).toBe(1);
+    await h.server.drain();
+    expect((await deliveriesOf(org.api, good.id)).map((d) => d.status)).toEqual(Array(5).fill("succeeded"));
   });
 });
 

@@ -109,3 +109,61 @@ describe("publishing audit.completed (publishEvent)", () => {
     await expect(insert()).rejects.toMatchObject({ code: "23505" });
   });
 });
+
+describe("publishing a batch (publishEvents)", () => {
+  const event = (questionSetId: string, result: "passed" | "failed", over: { id?: string; question_id?: string } = {}) => ({
+    id: over.id ?? randomUUID(),
+    type: "audit.completed" as const,
+    data: {
+      audit_id: randomUUID(),
+      question_set_id: questionSetId,
+      result,
+      ...(over.question_id && { responses: [{ question_id: over.question_id, answer: "Yes" }] }),
+    },
+  });
+
+  it("When a batch is published, Then each event fans out by the same rules, the answer follows request order, and a repeat creates nothing", async () => {
+    const set = await ingestQuestionSetFor(org.api);
+    const all = await endpointFor(org.api, url());
+    const passedOnly = await endpointFor(org.api, url(), { filters: { audit_results: "passed" } });
+    const events = [event(set.id, "failed", { question_id: set.questions[0]!.id }), event(set.id, "passed"), event(set.id, "failed")];
+
+    const { data, error } = await org.api.POST("/v2/internal/event_batches", { body: { events } });
+    expect(error).toBeUndefined();
+    expect(data).toEqual({
+      object: "list",
+      data: events.map((e) => ({ object: "event", id: e.id, type: "audit.completed", created: true, deliveries_created: e.data.result === "passed" ? 2 : 1 })),
+    });
+    const passed = await deliveriesOfAudit(org.api, events[1]!.data.audit_id);
+    expect(passed.map((d) => d.endpoint_id).sort()).toEqual([all.id, passedOnly.id].sort());
+    expect(passed.every((d) => d.status === "pending" && d.event_id === events[1]!.id)).toBe(true);
+
+    const again = await org.api.POST("/v2/internal/event_batches", { body: { events: [events[0]!, event(set.id, "passed")] } });
+    expect(again.data!.data.map((p) => [p.created, p.deliveries_created])).toEqual([[false, 0], [true, 2]]);
+  });
+
+  it("When events of a batch are invalid, Then 400 names every offending field and nothing is stored", async () => {
+    const set = await ingestQuestionSetFor(org.api);
+    await endpointFor(org.api, url());
+    const good = event(set.id, "passed");
+    const dup = event(set.id, "passed");
+    const { error, response } = await org.api.POST("/v2/internal/event_batches", {
+      body: { events: [good, event(randomUUID(), "passed"), event(set.id, "failed", { question_id: randomUUID() }), dup, { ...dup }] },
+    });
+    expect(response.status).toBe(400);
+    expect(error!.errors!.map((e) => e.name).sort()).toEqual(["events.1.data.question_set_id", "events.2.data.responses.0.question_id", "events.4.id"]);
+    expect(await deliveriesOfAudit(org.api, good.data.audit_id)).toEqual([]);
+  });
+
+  it("When a batch repeats another org's event id, Then it is refused naming that event and nothing is stored", async () => {
+    const other = await h.server.newOrg();
+    const theirs = await publish(other.api);
+    const set = await ingestQuestionSetFor(org.api);
+    await endpointFor(org.api, url());
+    const mine = event(set.id, "passed");
+    const { error, response } = await org.api.POST("/v2/internal/event_batches", { body: { events: [mine, event(set.id, "passed", { id: theirs.id })] } });
+    expect(response.status).toBe(400);
+    expect(error!.errors!.map((e) => e.name)).toEqual(["events.1.id"]);
+    expect(await deliveriesOfAudit(org.api, mine.data.audit_id)).toEqual([]);
+  });
+});

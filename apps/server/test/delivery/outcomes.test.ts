@@ -3,8 +3,8 @@
 // scheduled minutes away here so every row is seen right after its first attempt; retries.test.ts
 // runs schedules to their end.
 import { beforeEach, describe, expect, it } from "vitest";
-import { createTestCa } from "../harness/certs.js";
-import { closedPort } from "../harness/receiver.js";
+import { createTestCa } from "@audit-review/test-kit/ca";
+import { closedPort } from "@audit-review/test-kit/receiver";
 import type { TestOrg } from "../harness/server.js";
 import {
   PUBLIC_ADDRESS,

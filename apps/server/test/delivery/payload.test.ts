@@ -3,7 +3,7 @@
 // describes.
 import type { AuditCompletedPayload, CreateWebhookEndpointRequest } from "@audit-review/api-types/internal";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../harness/receiver.js";
+import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { TestOrg } from "../harness/server.js";
 import { endpointFor, onlyDelivery, publish, rubric, useDeliveryServer, verifyLegacySignature, verifyWebhook } from "./support.js";
 

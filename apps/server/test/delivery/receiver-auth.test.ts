@@ -4,7 +4,7 @@
 import type { ServerResponse } from "node:http";
 import { beforeEach, describe, expect, it } from "vitest";
 import { credentials } from "../harness/factories.js";
-import type { RecordedRequest } from "../harness/receiver.js";
+import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { Api, TestOrg } from "../harness/server.js";
 import { AUTH_HOST, PUBLIC_ADDRESS, endpointFor, onlyDelivery, publish, readEndpoint, rememberCredential, useDeliveryServer } from "./support.js";
 
@@ -117,8 +117,8 @@ describe("OAuth2 client credentials", () => {
     await endpointFor(org.api, r.url, oauth(tokens.url));
     await publish(org.api);
     expect((await r.nextRequest()).headers.authorization).toBe(`Bearer ${tokens.token(1)}`);
-    // A 1 s token is used until 100 ms (10 %) before it expires; wait out its lifetime.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // A 1 s token is used until 100 ms (10 %) before it expires; its lifetime passes on the engine's clock.
+    h.clock.advance(1_000);
     await publish(org.api);
     expect((await r.nextRequest()).headers.authorization).toBe(`Bearer ${tokens.token(2)}`);
     expect(tokens.server.requests).toHaveLength(2);

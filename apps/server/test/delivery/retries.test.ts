@@ -4,7 +4,7 @@
 import type { ServerResponse } from "node:http";
 import type { WebhookDelivery, WebhookEndpoint } from "@audit-review/api-types/internal";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../harness/receiver.js";
+import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { TestOrg } from "../harness/server.js";
 import { endpointFor, msBetween, onlyDelivery, publish, readEndpoint, useDeliveryServer } from "./support.js";
 

@@ -9,18 +9,19 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from "@audit-review/api-types/internal";
+import { verifyWebhook } from "@audit-review/client/webhooks";
+import { createTestCa, type TestCa } from "@audit-review/test-kit/ca";
+import { startReceiver, type Receiver, type ReceiverOptions } from "@audit-review/test-kit/receiver";
 import { afterAll, afterEach, expect } from "vitest";
 import type { DeliveryConfig } from "../../src/config.js";
+import { adjustableClock, type AdjustableClock } from "../../src/delivery/clock.js";
 import { staticResolver, type Resolver } from "../../src/net/resolver.js";
 import type { StartServerOptions } from "../../src/server.js";
-import { createTestCa, type TestCa } from "../harness/certs.js";
 import { createEndpoint, credentials, ingestQuestionSet, publishEvent, useApiServer, type EventOverrides } from "../harness/factories.js";
-import { startReceiver, type Receiver, type ReceiverOptions } from "../harness/receiver.js";
 import type { Api, TestServer } from "../harness/server.js";
-import { verifyWebhook } from "../../../../packages/client/src/webhooks/index.js";
 
 export { verifyWebhook };
-export { verifyLegacySignature } from "../../../../packages/client/src/webhooks/index.js";
+export { verifyLegacySignature } from "@audit-review/client/webhooks";
 
 export const RECEIVER_HOST = "receiver.test-hooks.dev";
 export const AUTH_HOST = "auth.test-hooks.dev";
@@ -32,6 +33,8 @@ export interface DeliveryHarness {
   ca: TestCa;
   /** name → addresses, read at every lookup: tests change it to move a name */
   hosts: Map<string, string[]>;
+  /** The engine's clock: `advance` it instead of sleeping through token lifetimes, grace periods and retry delays. */
+  clock: AdjustableClock;
   receiver(opts?: Partial<ReceiverOptions>): Promise<Receiver>;
 }
 
@@ -46,7 +49,9 @@ export async function useDeliveryServer(delivery: Partial<DeliveryConfig>, opts:
     [AUTH_HOST, ["127.0.0.1"]],
   ]);
   const resolver: Resolver = (name) => staticResolver(Object.fromEntries(hosts))(name);
+  const clock = adjustableClock();
   const server = await useApiServer({
+    clock,
     dispatcher: true,
     resolver,
     allowCidrs: ["127.0.0.1/32"],
@@ -66,6 +71,7 @@ export async function useDeliveryServer(delivery: Partial<DeliveryConfig>, opts:
     server,
     ca,
     hosts,
+    clock,
     async receiver(o = {}) {
       const r = await startReceiver({ ca, hostname: RECEIVER_HOST, ...o });
       receivers.push(r);

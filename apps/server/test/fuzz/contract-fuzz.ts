@@ -156,7 +156,7 @@ export async function fuzzContract(o: FuzzOptions): Promise<FuzzStats> {
     const op = routeOf(r.method, url) ?? byId.get(r.operationId)!;
     const res = await fetch(o.baseUrl + url, { method: r.method, headers: r.headers, ...(r.body !== undefined ? { body: withKnownIds(r.body, known) } : {}) });
     const text = await res.text();
-    let body: unknown = undefined;
+    let body: unknown;
     try {
       body = text ? JSON.parse(text) : undefined;
     } catch {

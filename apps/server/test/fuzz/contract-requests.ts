@@ -173,7 +173,10 @@ function objectArb(spec: Spec, s: Schema, depth: number): fc.Arbitrary<Json> {
     const minKeys = (s.minProperties as number | undefined) ?? 0;
     const maxKeys = Math.min((s.maxProperties as number | undefined) ?? 4, 4);
     const dict = fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), valid(spec, extra, depth + 1), { minKeys, maxKeys });
-    arb = fc.tuple(arb, dict).map(([a, b]) => ({ ...(b as object), ...(a as object) }) as Json);
+    arb = fc.tuple(arb, dict).map(([a, b]) => {
+      const merged: Json = { ...(b as object), ...(a as object) };
+      return merged;
+    });
   }
   return arb;
 }

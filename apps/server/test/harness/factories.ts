@@ -93,7 +93,7 @@ function fail(what: string, response: Response, error: unknown): never {
 
 export async function ingestQuestionSet(api: Api, overrides: Partial<IngestQuestionSetRequest> = {}): Promise<QuestionSet> {
   const u = uniq();
-  const body = {
+  const body: IngestQuestionSetRequest = {
     set_name: `Set ${u}`,
     set_code: `SET-${u}`,
     type: "compliance",
@@ -102,7 +102,7 @@ export async function ingestQuestionSet(api: Api, overrides: Partial<IngestQuest
     thresholds: [{ label: "pass", min_score: 80 }],
     questions: [{ query: `Is ${u} documented?`, question_type: "yes_no", severity: "high", remediation: "Document it." }],
     ...overrides,
-  } as IngestQuestionSetRequest;
+  };
   const { data, error, response } = await api.POST("/v2/internal/question_sets", { body });
   if (!data) fail("ingestQuestionSet", response, error);
   expect(response.status).toBe(201);
@@ -110,7 +110,7 @@ export async function ingestQuestionSet(api: Api, overrides: Partial<IngestQuest
 }
 
 export async function ingestCodingEvaluation(api: Api, overrides: Partial<IngestCodingEvaluationRequest> = {}): Promise<CodingEvaluation> {
-  const body = { audit_id: randomUUID(), status: "completed", processed: true, ...overrides } as IngestCodingEvaluationRequest;
+  const body: IngestCodingEvaluationRequest = { audit_id: randomUUID(), status: "completed", processed: true, ...overrides };
   const { data, error, response } = await api.POST("/v2/internal/coding_evaluations", { body });
   if (!data) fail("ingestCodingEvaluation", response, error);
   expect(response.status).toBe(201);
@@ -119,7 +119,7 @@ export async function ingestCodingEvaluation(api: Api, overrides: Partial<Ingest
 
 /** A created endpoint on the public test host (unique path); its secret is remembered. */
 export async function createEndpoint(api: Api, overrides: Partial<CreateWebhookEndpointRequest> = {}): Promise<CreatedWebhookEndpoint> {
-  const body = { url: `https://${PUBLIC_HOST}/hooks/${uniq()}`, ...overrides } as CreateWebhookEndpointRequest;
+  const body: CreateWebhookEndpointRequest = { url: `https://${PUBLIC_HOST}/hooks/${uniq()}`, ...overrides };
   rememberAuthentication(body);
   const { data, error, response } = await api.POST("/v2/webhook_endpoints", { body });
   if (!data) fail("createEndpoint", response, error);

@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "@audit-review/api-types/internal";
+import { testServerOptions } from "@audit-review/test-kit/server-options";
 import { afterAll } from "vitest";
 import type { DrainOptions } from "../../src/delivery/dispatcher.js";
 import { createLogger } from "../../src/lib/logger.js";
@@ -52,13 +52,8 @@ export async function startTestServer(opts: StartServerOptions = {}): Promise<Te
   // PGlite is restored from a migrated snapshot, seconds faster than creating and migrating one.
   const testDb = await createTestDatabase();
   const server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
+    ...testServerOptions(),
     ...(testDb.databaseUrl ? { databaseUrl: testDb.databaseUrl, migrate: true } : { database: testDb.db }),
-    encryptionKey: randomBytes(32).toString("base64"),
-    validateResponses: true,
-    rateLimitPerMinute: 0,
-    dispatcher: false,
     logger: createLogger({ level: "info", destination: sink }),
     ...opts,
   });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { decideOutcome, endpointUnavailable, type AttemptResult, type OutcomeInput } from "../../src/delivery/outcome.js";
+import { nextHealth } from "../../src/repos/deliveries-queue.repo.js";
 
 const now = new Date("2026-11-21T09:30:00.000Z");
-const config = { scheduleMs: [0, 5_000, 300_000], jitter: 0, minBackoffMs: 60_000, failingDisableAfterMs: 5 * 86_400_000 };
+const config = { scheduleMs: [0, 5_000, 300_000], jitter: 0, minBackoffMs: 60_000 };
+const DISABLE_AFTER_MS = 5 * 86_400_000;
 const at = (ms: number) => new Date(now.getTime() + ms);
 
 const ok: AttemptResult = { ok: true, status: 204, error: null, retryAfterMs: null };
@@ -15,11 +17,11 @@ const status = (s: number, retryAfterMs: number | null = null): AttemptResult =>
 const refused: AttemptResult = { ok: false, status: null, error: { code: "connection_error", message: "connection refused" }, retryAfterMs: null };
 
 const decide = (over: Partial<OutcomeInput>) =>
-  decideOutcome({ attemptCount: 0, result: ok, failingSince: null, now, random: () => 0.5, config, ...over });
+  decideOutcome({ attemptCount: 0, result: ok, now, random: () => 0.5, config, ...over });
 
 describe("decideOutcome", () => {
   it("When a 2xx arrives, Then the delivery succeeds, keeps its due time, and any failure streak ends", () => {
-    expect(decide({ attemptCount: 1, failingSince: at(-1000) })).toEqual({
+    expect(decide({ attemptCount: 1 })).toEqual({
       delivery: {
         status: "succeeded",
         attempt_count: 2,
@@ -29,7 +31,7 @@ describe("decideOutcome", () => {
         last_error_message: null,
         delivered_at: now,
       },
-      endpoint: { kind: "healthy" },
+      endpoint: "healthy",
     });
   });
 
@@ -44,7 +46,7 @@ describe("decideOutcome", () => {
       last_error_message: "receiver answered 500",
       delivered_at: null,
     });
-    expect(out.endpoint).toEqual({ kind: "failing", failingSince: now, disable: false });
+    expect(out.endpoint).toBe("failing");
   });
 
   it("When jitter is configured, Then the delay moves within ±jitter", () => {
@@ -62,7 +64,7 @@ describe("decideOutcome", () => {
   it("When the receiver answers 410, Then the delivery fails at once and the endpoint is gone", () => {
     const out = decide({ result: status(410) });
     expect(out.delivery).toMatchObject({ status: "failed", attempt_count: 1, last_response_status: 410, last_error_code: "unexpected_status" });
-    expect(out.endpoint).toEqual({ kind: "gone" });
+    expect(out.endpoint).toBe("gone");
   });
 
   it("When a 3xx arrives, Then it is an ordinary failure (redirects are not followed)", () => {
@@ -81,22 +83,49 @@ describe("decideOutcome", () => {
     expect(decide({ result: timeout }).delivery.next_attempt_at).toEqual(at(60_000));
   });
 
-  it("When a streak is running, Then its start is kept; when it has lasted longer than the limit, Then the endpoint is disabled and the delivery ends", () => {
-    const ongoing = decide({ result: refused, failingSince: at(-1000) });
-    expect(ongoing.endpoint).toEqual({ kind: "failing", failingSince: at(-1000), disable: false });
+  it("When a manual retry fails with attempts left, Then it is one attempt: the delivery is failed, not rescheduled", () => {
+    const out = decide({ result: status(500), oneShot: true });
+    expect(out.delivery).toMatchObject({ status: "failed", attempt_count: 1, next_attempt_at: null, last_response_status: 500 });
+    expect(out.endpoint).toBe("failing");
+  });
+});
 
-    const exactly = decide({ result: refused, failingSince: at(-config.failingDisableAfterMs) });
-    expect(exactly.endpoint).toMatchObject({ disable: false });
+describe("nextHealth (the endpoint-health rule, decided from the stored streak)", () => {
+  const failing = (ms: number) => ({ effect: "failing" as const, at: at(ms) });
+  const healthy = (ms: number) => ({ effect: "healthy" as const, at: at(ms) });
 
-    const tooLong = decide({ result: refused, failingSince: at(-config.failingDisableAfterMs - 1) });
-    expect(tooLong.endpoint).toEqual({ kind: "failing", failingSince: at(-config.failingDisableAfterMs - 1), disable: true });
-    expect(tooLong.delivery).toMatchObject({ status: "failed", attempt_count: 1, last_error_code: "connection_error" });
+  it("When the first failure arrives, Then it starts the streak and nothing is disabled", () => {
+    expect(nextHealth(null, [failing(0)], DISABLE_AFTER_MS)).toEqual({ failingSince: now, disabled: null });
+  });
+
+  it("When a streak is running, Then its start is kept; only a failure after the limit disables", () => {
+    expect(nextHealth(at(-1000), [failing(0)], DISABLE_AFTER_MS)).toEqual({ failingSince: at(-1000), disabled: null });
+    expect(nextHealth(at(-DISABLE_AFTER_MS), [failing(0)], DISABLE_AFTER_MS).disabled).toBeNull();
+    expect(nextHealth(at(-DISABLE_AFTER_MS - 1), [failing(0)], DISABLE_AFTER_MS)).toEqual({
+      failingSince: at(-DISABLE_AFTER_MS - 1),
+      disabled: { reason: "failing", at: now },
+    });
+  });
+
+  it("When a success was stored after the old streak, Then the stored state wins over what the attempt saw", () => {
+    // The stored streak is the truth: an attempt claimed during an old streak that another
+    // dispatcher has ended meanwhile starts a new streak instead of disabling.
+    expect(nextHealth(null, [failing(0)], DISABLE_AFTER_MS).disabled).toBeNull();
+  });
+
+  it("When a batch holds a success and failures, Then they apply in the order they were decided", () => {
+    expect(nextHealth(at(-DISABLE_AFTER_MS - 10), [failing(5), healthy(-5)], DISABLE_AFTER_MS)).toEqual({ failingSince: at(5), disabled: null });
+    expect(nextHealth(at(-1000), [healthy(10), failing(-5)], DISABLE_AFTER_MS)).toEqual({ failingSince: null, disabled: null });
+  });
+
+  it("When the receiver answered 410, Then the endpoint is disabled as gone and its streak is left as it was", () => {
+    expect(nextHealth(null, [{ effect: "gone", at: now }], DISABLE_AFTER_MS)).toEqual({ failingSince: null, disabled: { reason: "gone", at: now } });
   });
 });
 
 describe("endpointUnavailable", () => {
   it("When the endpoint went away, Then the delivery fails with its code and no attempt is counted", () => {
-    expect(endpointUnavailable("endpoint_deleted", 2, 500)).toEqual({
+    expect(endpointUnavailable("deleted", 2, 500)).toEqual({
       status: "failed",
       attempt_count: 2,
       next_attempt_at: null,
@@ -105,6 +134,7 @@ describe("endpointUnavailable", () => {
       last_error_message: "the endpoint was deleted",
       delivered_at: null,
     });
-    expect(endpointUnavailable("endpoint_disabled", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled" });
+    expect(endpointUnavailable("manual", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled" });
+    expect(endpointUnavailable("failing", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled: its deliveries kept failing" });
   });
 });

@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { createPinnedLookup, createSender, type Sender, type SenderOptions } from "../../src/delivery/sender.js";
 import { createAddressPolicy } from "../../src/net/ip-policy.js";
 import { staticResolver, type Resolver } from "../../src/net/resolver.js";
-import { createTestCa, type TestCa } from "../harness/certs.js";
-import { closedPort, startReceiver, startSilentServer, type Receiver } from "../harness/receiver.js";
+import { createTestCa, type TestCa } from "@audit-review/test-kit/ca";
+import { closedPort, startReceiver, startSilentServer, type Receiver } from "@audit-review/test-kit/receiver";
 
 const HOST = "receiver.test-hooks.dev";
 const USER_AGENT = "AuditReview-Webhooks/test";

@@ -182,6 +182,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/internal/event_batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish several audit.completed events at once
+         * @description Internal. `publishEvent` for up to 100 events in one request, for a pipeline that completes
+         *     audits faster than one request per event can carry. Every event is validated first; if any
+         *     is invalid the answer is `400` naming each offending field (`events.<index>.…`) and nothing
+         *     is stored. Otherwise all events and their deliveries are stored in one transaction, and
+         *     the answer lists, in request order, what publishing each one did: an event id published
+         *     before creates nothing new (`created: false`). An id may appear only once per batch.
+         *
+         *     Required scope: `internal:ingest`.
+         */
+        post: operations["publishEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/internal/events": {
         parameters: {
             query?: never;
@@ -991,7 +1018,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 0
              */
             total_count?: number;
@@ -1773,6 +1800,29 @@ export interface components {
             type: components["schemas"]["EventType"];
         };
         /**
+         * @description What publishing each event of a batch did, in request order.
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "object": "event",
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *           "type": "audit.completed",
+         *           "created": true,
+         *           "deliveries_created": 2
+         *         }
+         *       ]
+         *     }
+         */
+        PublishedEvents: {
+            data: components["schemas"]["PublishedEvent"][];
+            /**
+             * @example list
+             * @enum {string}
+             */
+            object: "list";
+        };
+        /**
          * @description An `audit.completed` event. The `id` makes publishing idempotent.
          * @example {
          *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
@@ -1832,6 +1882,36 @@ export interface components {
             /** @description When the audit completed; defaults to now. */
             occurred_at?: string & components["schemas"]["Timestamp"];
             type: components["schemas"]["EventType"];
+        };
+        /**
+         * @description Up to 100 `audit.completed` events, each with an id of its own.
+         * @example {
+         *       "events": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *           "type": "audit.completed",
+         *           "occurred_at": "2026-11-21T09:30:00.000Z",
+         *           "data": {
+         *             "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *             "question_set_id": "0193a5b0-1111-7000-8000-000000000001",
+         *             "document_id": "doc-123",
+         *             "result": "failed",
+         *             "raw_result": "FAIL (72.5%)",
+         *             "responses": [
+         *               {
+         *                 "question_id": "0193a5b0-2222-7000-8000-000000000001",
+         *                 "answer": "No",
+         *                 "context": "Not found in the note.",
+         *                 "passed": false
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        PublishEventsRequest: {
+            events: components["schemas"]["PublishEventRequest"][];
         };
         /**
          * @description A question of a question set.
@@ -1994,7 +2074,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 1
              */
             total_count?: number;
@@ -2308,7 +2388,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 1
              */
             total_count?: number;
@@ -2356,7 +2436,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 0
              */
             total_count?: number;
@@ -2554,7 +2634,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 0
              */
             total_count?: number;
@@ -3051,7 +3131,7 @@ export interface components {
         IdempotencyKey: string;
         /** @description Batch-get. Repeat to fetch up to 100 items by id (`?id=a&id=b`); unknown ids are simply absent. */
         Ids: string[];
-        /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+        /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
         IncludeTotal: components["schemas"]["BooleanString"];
         /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
         Limit: number;
@@ -3118,7 +3198,9 @@ export type PayloadFormat = components['schemas']['PayloadFormat'];
 export type Problem = components['schemas']['Problem'];
 export type ProblemIssue = components['schemas']['ProblemIssue'];
 export type PublishedEvent = components['schemas']['PublishedEvent'];
+export type PublishedEvents = components['schemas']['PublishedEvents'];
 export type PublishEventRequest = components['schemas']['PublishEventRequest'];
+export type PublishEventsRequest = components['schemas']['PublishEventsRequest'];
 export type Question = components['schemas']['Question'];
 export type QuestionSet = components['schemas']['QuestionSet'];
 export type QuestionSetList = components['schemas']['QuestionSetList'];
@@ -3349,7 +3431,7 @@ export interface operations {
                 ending_before?: components["parameters"]["EndingBefore"];
                 /** @description Batch-get. Repeat to fetch up to 100 items by id (`?id=a&id=b`); unknown ids are simply absent. */
                 id?: components["parameters"]["Ids"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
@@ -3457,6 +3539,39 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publishEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishEventsRequest"];
+            };
+        };
+        responses: {
+            /** @description The events were recorded (or had been) and their deliveries queued. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedEvents"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3625,7 +3740,7 @@ export interface operations {
                 ending_before?: components["parameters"]["EndingBefore"];
                 /** @description Batch-get. Repeat to fetch up to 100 items by id (`?id=a&id=b`); unknown ids are simply absent. */
                 id?: components["parameters"]["Ids"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description `true` lists only deleted sets; `false` (the default when omitted) lists only live sets. */
                 is_deleted?: components["schemas"]["BooleanString"];
@@ -3673,7 +3788,7 @@ export interface operations {
                 endpoint_id?: string;
                 /** @description Only deliveries of this event type (at most 100 characters). */
                 event_type?: string;
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
@@ -3742,7 +3857,7 @@ export interface operations {
             query?: {
                 /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
                 ending_before?: components["parameters"]["EndingBefore"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
@@ -3825,7 +3940,7 @@ export interface operations {
             query?: {
                 /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
                 ending_before?: components["parameters"]["EndingBefore"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];

@@ -831,7 +831,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 0
              */
             total_count?: number;
@@ -1443,7 +1443,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 1
              */
             total_count?: number;
@@ -1757,7 +1757,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 1
              */
             total_count?: number;
@@ -1805,7 +1805,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 0
              */
             total_count?: number;
@@ -2003,7 +2003,7 @@ export interface components {
              */
             object: "list";
             /**
-             * @description Only with `include_total=true`; the exact count of items matching the filters.
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
              * @example 0
              */
             total_count?: number;
@@ -2500,7 +2500,7 @@ export interface components {
         IdempotencyKey: string;
         /** @description Batch-get. Repeat to fetch up to 100 items by id (`?id=a&id=b`); unknown ids are simply absent. */
         Ids: string[];
-        /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+        /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
         IncludeTotal: components["schemas"]["BooleanString"];
         /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
         Limit: number;
@@ -2783,7 +2783,7 @@ export interface operations {
                 ending_before?: components["parameters"]["EndingBefore"];
                 /** @description Batch-get. Repeat to fetch up to 100 items by id (`?id=a&id=b`); unknown ids are simply absent. */
                 id?: components["parameters"]["Ids"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
@@ -2823,7 +2823,7 @@ export interface operations {
                 ending_before?: components["parameters"]["EndingBefore"];
                 /** @description Batch-get. Repeat to fetch up to 100 items by id (`?id=a&id=b`); unknown ids are simply absent. */
                 id?: components["parameters"]["Ids"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description `true` lists only deleted sets; `false` (the default when omitted) lists only live sets. */
                 is_deleted?: components["schemas"]["BooleanString"];
@@ -2871,7 +2871,7 @@ export interface operations {
                 endpoint_id?: string;
                 /** @description Only deliveries of this event type (at most 100 characters). */
                 event_type?: string;
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
@@ -2940,7 +2940,7 @@ export interface operations {
             query?: {
                 /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
                 ending_before?: components["parameters"]["EndingBefore"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
@@ -3023,7 +3023,7 @@ export interface operations {
             query?: {
                 /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
                 ending_before?: components["parameters"]["EndingBefore"];
-                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). */
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];

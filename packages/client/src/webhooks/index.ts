@@ -4,6 +4,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import type { AuditCompletedPayload, AuditResponseItem } from "@audit-review/api-types";
+import { isRecord } from "../guards.js";
 
 export type { AuditCompletedPayload, AuditResponseItem };
 
@@ -158,6 +159,12 @@ export function parseAuditCompleted(input: WebhookBody | unknown): AuditComplete
       throw new WebhookPayloadError("$", "is not valid JSON");
     }
   }
+  checkAuditCompleted(value);
+  return value;
+}
+
+/** Throws {@link WebhookPayloadError} at the first field that does not fit the payload's type. */
+function checkAuditCompleted(value: unknown): asserts value is AuditCompletedPayload {
   const root = object(value, "$");
   if (root.type !== "audit.completed") throw new WebhookPayloadError("type", 'must be "audit.completed"');
   if (typeof root.timestamp !== "string" || Number.isNaN(Date.parse(root.timestamp))) {
@@ -179,14 +186,13 @@ export function parseAuditCompleted(input: WebhookBody | unknown): AuditComplete
       if ("context" in response) nullableString(response.context, `${at}.context`);
     });
   }
-  return root as unknown as AuditCompletedPayload;
 }
 
 function object(value: unknown, path: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (!isRecord(value) || Array.isArray(value)) {
     throw new WebhookPayloadError(path, "must be an object");
   }
-  return value as Record<string, unknown>;
+  return value;
 }
 
 function string(value: unknown, path: string): void {
@@ -224,19 +230,18 @@ function bodyText(body: WebhookBody): string {
 }
 
 function bodyBytes(body: WebhookBody): Uint8Array {
-  if (typeof body === "string") return Buffer.from(body, "utf8");
   if (body instanceof Uint8Array) return body;
-  return bodyText(body) as never; // throws the TypeError above
+  // A string is encoded; anything else makes bodyText throw its TypeError.
+  return Buffer.from(bodyText(body), "utf8");
 }
 
 function header(headers: WebhookHeaders, name: string): string {
   let value: string | string[] | null | undefined;
-  if (typeof (headers as Headers).get === "function" && typeof (headers as Headers).has === "function") {
-    value = (headers as Headers).get(name);
+  if (isHeaders(headers)) {
+    value = headers.get(name);
   } else {
-    const record = headers as Record<string, string | string[] | undefined>;
-    const key = Object.keys(record).find((k) => k.toLowerCase() === name);
-    value = key === undefined ? undefined : record[key];
+    const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+    value = key === undefined ? undefined : headers[key];
   }
   if (Array.isArray(value)) {
     if (value.length !== 1) throw new WebhookVerificationError("invalid_header", `${name} appears more than once`);
@@ -246,6 +251,11 @@ function header(headers: WebhookHeaders, name: string): string {
     throw new WebhookVerificationError("missing_header", `${name} header is missing`);
   }
   return value;
+}
+
+/** A fetch `Headers` (from any realm or polyfill: it is recognised by its methods), else a plain record. */
+function isHeaders(headers: WebhookHeaders): headers is Headers {
+  return typeof headers.get === "function" && typeof headers.has === "function";
 }
 
 function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {

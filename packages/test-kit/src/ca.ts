@@ -1,3 +1,5 @@
+// The one test CA of the repository: tests, CI scripts and the bench issue their receivers'
+// certificates from it, and hand its PEM to the server as the extra trusted root.
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import forge from "node-forge";
 
@@ -9,7 +11,8 @@ export interface IssuedCert {
 export interface TestCa {
   /** PEM of the CA certificate: what a client adds to its trusted roots */
   cert: string;
-  issue(hostnames: string[]): IssuedCert;
+  /** A leaf for `hostnames` (first one is the subject), also valid for 127.0.0.1. */
+  issue(hostnames: readonly string[]): IssuedCert;
 }
 
 // Node's native RSA key generation is far faster than forge's pure-JS one; forge only builds certs.

@@ -1,24 +1,36 @@
-// The real server for the client's tests: started on port 0 with response validation on, on an
-// in-memory PGlite or (TEST_DATABASE_URL) a fresh PostgreSQL database; closed after the file.
-import { randomBytes } from "node:crypto";
-import { createOrg, createToken, staticResolver, startServer } from "@audit-review/server";
+// The real server for the client's tests, on the test kit's per-test database (PGlite snapshot,
+// or a PostgreSQL template copy with TEST_DATABASE_URL) and the kit's server options: response
+// validation on, port 0. Plus the small helpers the client's tests share.
+import {
+  createOrg,
+  createToken,
+  databaseFromPglite,
+  findMigrationsDir,
+  migrate,
+  openDatabase,
+  PUBLIC_SCOPES,
+  staticResolver,
+  startServer,
+  type Database,
+} from "@audit-review/server";
 import type {
   IngestCodingEvaluationRequest,
   IngestQuestionSetRequest,
   PublishEventRequest,
   PublishedEvent,
 } from "@audit-review/api-types/internal";
-import type { CodingEvaluation, CreatedWebhookEndpoint, QuestionSet } from "@audit-review/api-types";
-import { afterAll, beforeAll } from "vitest";
-import { createClient, type AuditReviewClient } from "../../src/index.js";
-import { createTestDatabase } from "./database.js";
+import type { CodingEvaluation, QuestionSet } from "@audit-review/api-types";
+import { serverTestDatabases } from "@audit-review/test-kit/database";
+import { resolverTable, testServerOptions } from "@audit-review/test-kit/server-options";
+import { afterAll, beforeAll, expect, vi } from "vitest";
+import { createClient, type AuditReviewClient } from "../src/index.js";
 
 /** A receiver host that passes the server's URL checks: it "resolves" to a public address. */
 export const RECEIVER_HOST = "hooks.client-test.dev";
-export const PUBLIC_SCOPES = ["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write"] as const;
 
 type StartOptions = Parameters<typeof startServer>[0];
 
+const databases = serverTestDatabases<Database>({ findMigrationsDir, databaseFromPglite, openDatabase, migrate: (db) => migrate(db) });
 export interface TestOrg {
   orgId: string;
   /** A token with every public scope. */
@@ -36,27 +48,22 @@ export interface TestServer {
   url: string;
   /** A new org (own data, no interference between tests) with tokens and the client under test. */
   newOrg(): Promise<TestOrg>;
+  close(): Promise<void>;
 }
 
-export async function startTestServer(options: StartOptions = {}): Promise<TestServer & { close(): Promise<void> }> {
-  const database = await createTestDatabase();
+export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
+  const database = await databases.create();
   const server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
-    ...(database ? { databaseUrl: database.databaseUrl, migrate: true } : { inMemory: true }),
-    encryptionKey: randomBytes(32).toString("base64"),
-    validateResponses: true,
-    rateLimitPerMinute: 0,
+    ...testServerOptions(),
+    ...(database.databaseUrl ? { databaseUrl: database.databaseUrl, migrate: true } : { database: database.db }),
     logLevel: process.env.ARS_TEST_LOG_LEVEL ?? "silent",
-    dispatcher: false,
-    resolver: staticResolver({ [RECEIVER_HOST]: ["93.184.216.34"] }),
+    resolver: staticResolver(resolverTable({ publicHosts: [RECEIVER_HOST] })),
     ...options,
   }).catch(async (err: unknown) => {
-    await database?.drop();
+    await database.close();
     throw err;
   });
-  const mint = async (orgId: string, scopes: readonly string[]) =>
-    (await createToken(server.db, { orgId, scopes: [...scopes] })).token;
+  const mint = async (orgId: string, scopes: readonly string[]) => (await createToken(server.db, { orgId, scopes: [...scopes] })).token;
 
   return {
     url: server.url,
@@ -89,14 +96,14 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     },
     async close() {
       await server.close();
-      await database?.drop();
+      await database.close();
     },
   };
 }
 
 /** Starts one server for the test file (beforeAll) and closes it after (afterAll). */
 export function useTestServer(options: StartOptions = {}): () => TestServer {
-  let server: (TestServer & { close(): Promise<void> }) | undefined;
+  let server: TestServer | undefined;
   beforeAll(async () => {
     server = await startTestServer(options);
   });
@@ -107,4 +114,34 @@ export function useTestServer(options: StartOptions = {}): () => TestServer {
     if (!server) throw new Error("the test server is not started yet (use it inside tests or hooks)");
     return server;
   };
+}
+
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+export const ids = (items: ReadonlyArray<{ id: string }>) => items.map((item) => item.id);
+
+/** A client of `baseUrl` that records the URL of every request it sends (to count pages). */
+export function observedClient(baseUrl: string, token: string): { client: AuditReviewClient; urls: URL[] } {
+  const urls: URL[] = [];
+  const client = createClient({
+    baseUrl,
+    token,
+    fetch: (req) => {
+      urls.push(new URL(req.url));
+      return fetch(req);
+    },
+  });
+  return { client, urls };
+}
+
+/**
+ * The question-set and coding-evaluation lists are eventually consistent (the contract allows a
+ * lag of a few seconds): wait until the list counts what was ingested.
+ */
+export async function untilTotal(read: () => Promise<{ total_count?: number }>, expected: number): Promise<void> {
+  await vi.waitFor(async () => expect((await read()).total_count).toBe(expected), { timeout: 15_000, interval: 50 });
 }

@@ -1,17 +1,24 @@
+// A real HTTPS receiver on loopback, like svix's TestReceiver: records each request, then
+// answers (a fixed status, or a pluggable handler). Used by the server's delivery tests, the
+// client's tests, the CI consumer check and the bench's receiver process.
 import { once } from "node:events";
 import { createServer as createHttpsServer, type Server } from "node:https";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
-import type { TestCa } from "./certs.js";
+import { createTestCa, type IssuedCert, type TestCa } from "./ca.js";
 
 export interface RecordedRequest {
   method: string;
   /** path plus query string */
   path: string;
   headers: IncomingMessage["headers"];
-  /** the raw body, exactly as received */
+  /** the body as UTF-8 text */
   body: string;
+  /** the body exactly as received */
+  rawBody: Buffer;
   receivedAt: Date;
+  /** arrival (before the body was read) in epoch ms with sub-ms precision, comparable across processes */
+  arrivedAt: number;
   /** the server-side address the client connected to */
   localAddress: string;
 }
@@ -19,7 +26,10 @@ export interface RecordedRequest {
 export type ReceiverHandler = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
 
 export interface ReceiverOptions {
-  ca: TestCa;
+  /** the CA that issues the certificate; the shared test CA by default */
+  ca?: TestCa;
+  /** a ready key and certificate instead (e.g. handed to a child process); `ca` is then unused */
+  tls?: IssuedCert;
   hostname?: string;
   status?: number;
   handler?: ReceiverHandler;
@@ -27,13 +37,21 @@ export interface ReceiverOptions {
   certNames?: string[];
   /** loopback address to listen on (127.0.0.2 etc. for a destination the address policy refuses) */
   listenAddress?: string;
+  /** false: keep nothing (a bench receiving millions of requests); `nextRequest` is then unavailable */
+  record?: boolean;
+  keepAliveTimeout?: number;
 }
 
 export interface Receiver {
+  /** `https://<hostname>:<port>/hook` */
   url: string;
+  /** `https://<hostname>:<port>` */
+  origin: string;
   port: number;
   hostname: string;
-  /** every request, oldest first */
+  /** PEM of the CA that issued the certificate (undefined when `tls` was given) */
+  caCert: string | undefined;
+  /** every request, oldest first (empty with `record: false`) */
   requests: RecordedRequest[];
   /** TLS connections accepted so far (a blocked destination must leave this at 0) */
   readonly connections: number;
@@ -44,16 +62,21 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** A real HTTPS receiver on 127.0.0.1, like svix's TestReceiver: records, then answers. */
+const now = (): number => performance.timeOrigin + performance.now();
+
 export async function startReceiver({
   ca,
+  tls,
   hostname = "receiver.test-hooks.dev",
   status = 200,
   handler,
   certNames,
   listenAddress = "127.0.0.1",
-}: ReceiverOptions): Promise<Receiver> {
-  const { key, cert } = ca.issue(certNames ?? [hostname]);
+  record = true,
+  keepAliveTimeout,
+}: ReceiverOptions = {}): Promise<Receiver> {
+  const issuer = tls ? undefined : (ca ?? createTestCa());
+  const { key, cert } = tls ?? issuer!.issue(certNames ?? [hostname]);
   let defaultStatus = status;
   let defaultHeaders: OutgoingHttpHeaders = {};
   let currentHandler: ReceiverHandler | null = handler ?? null;
@@ -63,21 +86,27 @@ export async function startReceiver({
   const waiters: Array<(req: RecordedRequest) => void> = [];
   const sockets = new Set<Socket>();
 
-  const server: Server = createHttpsServer({ key, cert }, async (req, res) => {
+  const server: Server = createHttpsServer({ key, cert, ...(keepAliveTimeout !== undefined && { keepAliveTimeout }) }, async (req, res) => {
+    const arrivedAt = now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const rawBody = Buffer.concat(chunks);
     const recorded: RecordedRequest = {
       method: req.method ?? "",
       path: req.url ?? "",
       headers: req.headers,
-      body: Buffer.concat(chunks).toString("utf8"),
+      body: rawBody.toString("utf8"),
+      rawBody,
       receivedAt: new Date(),
+      arrivedAt,
       localAddress: req.socket.localAddress ?? "",
     };
-    requests.push(recorded);
-    const waiter = waiters.shift();
-    if (waiter) waiter(recorded);
-    else unclaimed.push(recorded);
+    if (record) {
+      requests.push(recorded);
+      const waiter = waiters.shift();
+      if (waiter) waiter(recorded);
+      else unclaimed.push(recorded);
+    }
 
     if (currentHandler) {
       await currentHandler(recorded, res);
@@ -102,8 +131,10 @@ export async function startReceiver({
 
   return {
     url: `https://${hostname}:${port}/hook`,
+    origin: `https://${hostname}:${port}`,
     port,
     hostname,
+    caCert: issuer?.cert,
     requests,
     get connections() {
       return connections;
@@ -116,6 +147,7 @@ export async function startReceiver({
       currentHandler = fn;
     },
     nextRequest({ timeoutMs = 10_000 } = {}) {
+      if (!record) return Promise.reject(new Error("nextRequest() needs a receiver started with record: true"));
       const ready = unclaimed.shift();
       if (ready) return Promise.resolve(ready);
       return new Promise((resolve, reject) => {

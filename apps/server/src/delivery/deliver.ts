@@ -1,0 +1,124 @@
+// One claimed row, once it has a slot: its endpoint as it is now → prepare + attempt (attempt.ts)
+// → decide (outcome.ts) → record (recorder.ts). The dispatcher decides when this runs; what one
+// delivery goes through is here.
+import type { DeliveryConfig } from "../config.js";
+import { newId } from "../lib/ids.js";
+import type { Logger } from "../lib/logger.js";
+import { ATTEMPT_TRIGGERS, stored } from "../lib/stored-values.js";
+import { unavailableCause, type ClaimedDelivery, type DeliveriesQueueRepo, type OutcomeRecord, type QueueEndpoint, type QueueEvent, type RecordResult } from "../repos/deliveries-queue.repo.js";
+import type { Attempt } from "./attempt.js";
+import type { Clock } from "./clock.js";
+import type { Keyring } from "./keyring.js";
+import { decideOutcome, endpointUnavailable } from "./outcome.js";
+import type { Recorder } from "./recorder.js";
+
+export interface Job {
+  d: ClaimedDelivery;
+  leaseToken: string;
+  ev: QueueEvent | undefined;
+  /** the earliest endpoint read (by number) this row may be sent with */
+  since: number;
+}
+
+/** What the dispatcher learns from a delivery as it goes. */
+export interface DeliverHooks {
+  /** The attempt is over (or was never made): the row's slot is free, recording or not. */
+  attemptOver(endpointId: string): void;
+  /** The receiver could not be reached at all. */
+  unreachable(endpointId: string, at: Date): void;
+  /** A retry of this row is due at `at`. */
+  retryAt(at: Date): void;
+}
+
+export interface DeliverDeps {
+  queue: Pick<DeliveriesQueueRepo, "endpoints">;
+  attempt: Attempt;
+  keyring: Keyring;
+  recorder: Recorder<OutcomeRecord, RecordResult>;
+  clock: Clock;
+  random: () => number;
+  config: DeliveryConfig;
+  log: Logger;
+  hooks: DeliverHooks;
+}
+
+export interface Deliverer {
+  /** Numbers a read of endpoint rows that starts now (a claim's). */
+  startRead(): number;
+  /** What a claim read (under `mark`) for the endpoints of its rows. */
+  claimed(endpoints: ReadonlyMap<string, QueueEndpoint>, endpointIds: readonly string[], mark: number): void;
+  /** The mark a row must be sent with when it starts waiting for a slot now. */
+  nextRead(): number;
+  deliver(job: Job): Promise<void>;
+}
+
+/** Errors that mean the receiver could not be reached at all (as opposed to answering badly or slowly). */
+const UNREACHABLE = new Set(["connection_error", "dns_error", "tls_error", "destination_blocked"]);
+
+export function createDeliverer({ queue, attempt, keyring, recorder, clock, random, config, log, hooks }: DeliverDeps): Deliverer {
+  const endpointRows = new Map<string, { row: Promise<QueueEndpoint | undefined>; mark: number }>();
+  let reads = 0; // numbers the endpoint reads, in the order they start
+
+  /**
+   * The endpoint row an attempt uses: read no earlier than the moment the row began to wait for
+   * its slot, so a disable, delete or rotation committed meanwhile is seen at send time. Rows
+   * started straight from their claim use the claim's read; waiting rows share one re-read per
+   * endpoint.
+   */
+  function currentEndpoint(id: string, since: number): Promise<QueueEndpoint | undefined> {
+    const known = endpointRows.get(id);
+    if (known && known.mark >= since) return known.row;
+    const mark = ++reads;
+    const row = queue.endpoints([id]).then((m) => m.get(id));
+    endpointRows.set(id, { row, mark });
+    // a failed read is not kept: the next row to start reads again
+    row.catch(() => endpointRows.get(id)?.mark === mark && endpointRows.delete(id));
+    return row;
+  }
+
+  async function record(o: OutcomeRecord, d: ClaimedDelivery): Promise<void> {
+    const result = await recorder.record(o);
+    const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempt: o.update.attempt_count, status: o.update.status };
+    // Lease ran out and another dispatcher took the row, or the endpoint became unusable meanwhile.
+    if (!result.recorded) return log.warn(fields, "delivery outcome not recorded: the row changed hands while the attempt ran");
+    if (result.disabled) log.warn({ endpoint_id: d.endpoint_id, reason: result.disabled }, "webhook endpoint disabled");
+    if (o.update.status === "retrying" && o.update.next_attempt_at) hooks.retryAt(o.update.next_attempt_at);
+  }
+
+  return {
+    startRead: () => ++reads,
+    nextRead: () => reads + 1,
+    claimed(endpoints, endpointIds, mark) {
+      for (const id of endpointIds) {
+        if ((endpointRows.get(id)?.mark ?? 0) < mark) endpointRows.set(id, { row: Promise.resolve(endpoints.get(id)), mark });
+      }
+    },
+
+    async deliver({ d, leaseToken, ev, since }) {
+      const base = { deliveryId: d.id, endpointId: d.endpoint_id, leaseToken };
+      let report;
+      let ep: QueueEndpoint | undefined;
+      try {
+        ep = await currentEndpoint(d.endpoint_id, since);
+        // The endpoint is checked now, not at fan-out: it may have been disabled or deleted since.
+        if (ep && !ep.deleted_at && ep.status === "enabled") {
+          if (!ev) throw new Error(`event ${d.event_id} of delivery ${d.id} is missing`);
+          report = await attempt(ep, ev, keyring.keysFor(ep));
+        }
+      } finally {
+        hooks.attemptOver(d.endpoint_id);
+      }
+      if (!ep || !report) {
+        const update = endpointUnavailable(ep ? unavailableCause(ep) : "deleted", d.attempt_count, d.last_response_status);
+        return record({ ...base, update, effect: null, attempt: null, at: clock.now() }, d);
+      }
+      const trigger = stored(ATTEMPT_TRIGGERS, d.next_trigger);
+      const at = clock.now();
+      if (report.error && UNREACHABLE.has(report.error.code)) hooks.unreachable(ep.id, at);
+      const outcome = decideOutcome({ attemptCount: d.attempt_count, result: report, now: at, random, config, oneShot: trigger === "manual" });
+      log.info({ ...base, event_id: d.event_id, attempt: outcome.delivery.attempt_count, response_status: report.status, error_code: report.error?.code ?? null, outcome: outcome.delivery.status, duration_ms: report.durationMs }, "delivery attempt");
+      const attemptRow = { id: newId(), trigger, url: ep.url, started_at: report.startedAt, duration_ms: report.durationMs, response_body: report.responseBody };
+      await record({ ...base, update: outcome.delivery, effect: outcome.endpoint, attempt: attemptRow, at }, d);
+    },
+  };
+}

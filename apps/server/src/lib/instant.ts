@@ -1,0 +1,33 @@
+// RFC 3339 §5.6 (T or, as its note allows, a space; offsets with a colon). The contract's
+// date-time check also lets `+01` and `+0100` through, which RFC 3339 does not allow.
+const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:([Zz])|([+-])(\d\d):(\d\d))$/;
+
+function utc(year: number, month: number, day: number, h = 0, m = 0, s = 0): number {
+  const d = new Date(0);
+  // Date.UTC would read years 0..99 as 1900..1999
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(h, m, s, 0);
+  return d.getTime();
+}
+
+/** PostgreSQL has no year 0; nothing is stored before year 1. */
+const EARLIEST = utc(1, 1, 1);
+
+/**
+ * An exclusive bound on millisecond timestamps for an RFC 3339 date-time, or null when the text
+ * is not one: `created_at > x` holds exactly when `created_at > floor_ms(x)`, and
+ * `created_at < x` exactly when `created_at < ceil_ms(x)`. So digits below the millisecond round
+ * outwards, and a leap second (`23:59:60`, which `new Date()` cannot represent) sits between the
+ * last millisecond of its minute and the next minute.
+ */
+export function exclusiveBound(value: string, side: "after" | "before"): Date | null {
+  const m = RFC3339.exec(value);
+  if (!m) return null;
+  const [, y = "", mo = "", d = "", h = "", mi = "", s = "", frac = "", , sign, oh = "", om = ""] = m;
+  const offsetMs = sign ? (sign === "-" ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000 : 0;
+  const leap = s === "60";
+  let t = utc(Number(y), Number(mo), Number(d), Number(h), Number(mi), leap ? 59 : Number(s)) - offsetMs;
+  if (leap) t += side === "after" ? 999 : 1000;
+  else t += Number(frac.slice(0, 3).padEnd(3, "0")) + (side === "before" && /[1-9]/.test(frac.slice(3)) ? 1 : 0);
+  return new Date(Math.max(t, EARLIEST));
+}

@@ -1,0 +1,51 @@
+import { fileURLToPath } from "node:url";
+import { ESLint } from "eslint";
+import { describe, expect, it } from "vitest";
+
+// The layer rules live in eslint.config.js as import patterns; a typo in a pattern would silently
+// allow everything. This runs the real config over one-line files placed in each layer.
+const root = fileURLToPath(new URL("../../../../", import.meta.url));
+const eslint = new ESLint({
+  cwd: root,
+  // Only the boundary rule: it needs no type information, so no TypeScript program is built.
+  ruleFilter: ({ ruleId }) => ruleId === "@typescript-eslint/no-restricted-imports",
+  overrideConfig: { languageOptions: { parserOptions: { project: null, projectService: false } } },
+});
+
+async function refused(file: string, code: string): Promise<boolean> {
+  const [result] = await eslint.lintText(`${code}\nexport {};\n`, { filePath: `${root}apps/server/src/${file}` });
+  return (result?.messages ?? []).some((m) => m.ruleId === "@typescript-eslint/no-restricted-imports");
+}
+
+describe("the server's layer boundaries (eslint.config.js)", () => {
+  it.each([
+    ["services/x.service.ts", 'import { authOf } from "../http/context.js";', "a service reaching into HTTP"],
+    ["services/x.service.ts", 'import { signPayload } from "../delivery/signing.js";', "a service reaching into the engine"],
+    ["services/x.service.ts", 'import { Prisma } from "../generated/prisma/client.js";', "Prisma at run time outside repos/ and db/"],
+    ["repos/x.repo.ts", 'import { decide } from "../delivery/outcome.js";', "a repository importing the engine above it"],
+    ["repos/x.repo.ts", 'import { x } from "../services/index.js";', "a repository importing services"],
+    ["presenters/x.presenter.ts", 'import type { Row } from "../repos/x.repo.js";', "a presenter importing a repository's types"],
+    ["routes/x.routes.ts", 'import { send } from "../delivery/sender.js";', "the sender outside delivery/"],
+    ["lib/x.ts", 'import { x } from "../services/index.js";', "a leaf utility importing a layer"],
+    ["net/x.ts", 'import { x } from "../db/client.js";', "a leaf utility importing the database"],
+    ["db/x.ts", 'import { x } from "../repos/keyset.js";', "the database layer importing repositories"],
+    ["http/x.ts", 'import { x } from "../repos/tokens.repo.js";', "HTTP middleware skipping services"],
+    ["config.ts", 'import { x } from "./delivery/retry-schedule.js";', "config importing the engine"],
+  ])("refuses %s: %s (%s)", async (file, code) => {
+    expect(await refused(file, code)).toBe(true);
+  });
+
+  it.each([
+    ["repos/x.repo.ts", 'import { Prisma } from "../generated/prisma/client.js";'],
+    ["db/x.ts", 'import { PrismaClient } from "../generated/prisma/client.js";'],
+    ["services/x.service.ts", 'import type { Question } from "../generated/prisma/client.js";'],
+    ["presenters/x.presenter.ts", 'import type { WebhookEndpoint } from "../generated/prisma/client.js";'],
+    ["services/x.service.ts", 'import { x } from "../repos/tokens.repo.js";'],
+    ["delivery/x.ts", 'import { send } from "./sender.js";'],
+    ["delivery/x.ts", 'import { x } from "../repos/deliveries-queue.repo.js";'],
+    ["routes/x.routes.ts", 'import { x } from "../services/index.js";'],
+    ["routes/x.routes.ts", 'import { x } from "../presenters/x.presenter.js";'],
+  ])("allows %s: %s", async (file, code) => {
+    expect(await refused(file, code)).toBe(false);
+  });
+});

@@ -1,0 +1,12 @@
+// A delivery worker of the dispatcher bench: the built server's `startWorker` (the `worker` role:
+// the engine alone, no HTTP) in its own process, configured like the product server. Options
+// arrive as JSON in BENCH_SERVER_OPTIONS; it reports when its dispatcher has started.
+import { runAsChild, serverOptions } from "../lib/child-side.mjs";
+import { loadServer } from "../lib/pkg.mjs";
+
+const server = await loadServer();
+const worker = await server.startWorker({
+  logLevel: "warn",
+  ...serverOptions(),
+});
+runAsChild({ startedAt: performance.timeOrigin + performance.now() }, () => worker.close(), { hardExitMs: 20_000 });

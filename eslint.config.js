@@ -1,0 +1,128 @@
+// ESLint for the whole workspace (`npm run lint`). Besides the recommended rules, it states the
+// server's architecture as import boundaries, so a layer violation fails CI instead of waiting
+// for a reviewer:
+//
+//   routes, http, cli, main   (edge: HTTP and the command line)
+//   services                  (use cases; know nothing of HTTP)
+//   delivery                  (the engine; the only user of the sender)
+//   presenters                (stored row → API object; pure)
+//   repos, db                 (the only code that touches Prisma or SQL)
+//   lib, net                  (leaf utilities; import no layer)
+//
+// A layer imports only layers below it. Type-only imports of Prisma's generated row types are
+// allowed everywhere, because types are erased and the row shape is the contract between layers.
+import js from "@eslint/js";
+import globals from "globals";
+import { defineConfig } from "eslint/config";
+import tseslint from "typescript-eslint";
+
+const SERVER = "apps/server/src";
+
+// Regexes over the import specifier. Relative imports reach a layer as `../<layer>/…` (or
+// `./<layer>/…` from the src root), so anchoring on `/<layer>/` covers both.
+const layer = (name) => `(^|/)${name}/`;
+const PRISMA = ["(^|/)generated/prisma/", "^@prisma/", "^pglite-prisma-adapter$"];
+const SENDER = ["(^|/)delivery/sender(\\.js)?$"];
+
+/** One `no-restricted-imports` setting per directory: flat config replaces, not merges, rule
+ * options, so each directory's entry lists every rule that applies to it. */
+function boundaries(files, { layers = [], prisma = true, sender = true, extra = [] }) {
+  const patterns = [
+    ...layers.map((name) => ({
+      regex: layer(name),
+      message: `this layer must not import ${name}/ (see the layer diagram in eslint.config.js)`,
+    })),
+    ...(prisma
+      ? [{ regex: PRISMA.join("|"), allowTypeImports: true, message: "only repos/ and db/ touch Prisma at run time; import row types with `import type`" }]
+      : []),
+    ...(sender ? [{ regex: SENDER.join("|"), message: "only delivery/ sends webhooks" }] : []),
+    ...extra,
+  ];
+  return { files, rules: { "@typescript-eslint/no-restricted-imports": ["error", { patterns }] } };
+}
+
+const EDGE = ["routes", "http", "cli"];
+
+export default defineConfig(
+  {
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "**/generated/**",
+      "**/test-results/**",
+      "openapi/dist/**",
+      "out/**",
+      ".data/**",
+      ".turbo/**",
+      "**/.turbo/**",
+      // Compiled by CI outside the repository against the packed client tarballs (tsc --strict).
+      "scripts/ci/ts-consumer/**",
+    ],
+  },
+  js.configs.recommended,
+  {
+    files: ["**/*.{js,mjs,cjs}"],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    files: ["**/*.ts"],
+    extends: [tseslint.configs.recommended],
+    languageOptions: {
+      parserOptions: {
+        project: [
+          "./apps/server/tsconfig.test.json",
+          "./packages/client/tsconfig.test.json",
+          "./packages/api-types/tsconfig.test.json",
+          "./packages/test-kit/tsconfig.json",
+          "./scripts/tsconfig.json",
+        ],
+        tsconfigRootDir: import.meta.dirname,
+      },
+      globals: { ...globals.node },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false } }],
+      // A type assertion tells the compiler to trust us; parse or narrow instead. `as const` stays.
+      "@typescript-eslint/consistent-type-assertions": ["error", { assertionStyle: "never" }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      // Express's documented way to type `req` is augmenting `namespace Express` in `declare global`.
+      "@typescript-eslint/no-namespace": ["error", { allowDeclarations: true }],
+    },
+  },
+  {
+    // Input hygiene (DESIGN §10) matches control characters on purpose: PostgreSQL cannot store
+    // NUL, and C0 controls are refused in labels and URLs. The rule exists to catch accidental ones.
+    rules: { "no-control-regex": "off" },
+  },
+  {
+    // Tests may narrow a parsed body to the type they then assert on field by field: a wrong
+    // narrowing fails the test's own expectations, which is the run-time check the rule asks for.
+    // Object literals still may not be asserted into a type (that would hide a missing field).
+    files: ["**/test/**/*.ts", "packages/test-kit/**/*.ts"],
+    rules: {
+      "@typescript-eslint/consistent-type-assertions": ["error", { assertionStyle: "as", objectLiteralTypeAssertions: "never" }],
+    },
+  },
+
+  // The server's layers, lowest first.
+  boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`], {
+    layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE],
+  }),
+  boundaries([`${SERVER}/db/**/*.ts`], {
+    prisma: false,
+    layers: ["repos", "presenters", "delivery", "services", ...EDGE],
+  }),
+  boundaries([`${SERVER}/repos/**/*.ts`], {
+    prisma: false,
+    layers: ["presenters", "delivery", "services", ...EDGE],
+  }),
+  boundaries([`${SERVER}/presenters/**/*.ts`], {
+    layers: ["db", "repos", "delivery", "services", ...EDGE],
+  }),
+  boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["presenters", "services", ...EDGE] }),
+  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["delivery", ...EDGE] }),
+  boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
+  boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
+  boundaries([`${SERVER}/config.ts`], { layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE] }),
+);

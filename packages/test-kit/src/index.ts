@@ -1,0 +1,4 @@
+export * from "./ca.js";
+export * from "./receiver.js";
+export * from "./database.js";
+export * from "./server-options.js";
