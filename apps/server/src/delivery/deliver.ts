@@ -47,7 +47,7 @@ export interface Deliverer {
   startRead(): number;
   /** What a claim read (under `mark`) for the endpoints of its rows. */
   claimed(endpoints: ReadonlyMap<string, QueueEndpoint>, endpointIds: readonly string[], mark: number): void;
-  /** The mark a row must be sent with when it starts waiting for a slot now. */
+  /** The mark of the next read to start: a row started now with it reads its endpoint afresh. */
   nextRead(): number;
   deliver(job: Job): Promise<void>;
 }

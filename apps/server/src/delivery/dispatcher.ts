@@ -132,9 +132,15 @@ export function createDispatcher({
     },
   });
 
-  /** Starts waiting rows while there are slots: `concurrency` in all, `perEndpoint` per endpoint. */
-  function pump(): void {
+  /**
+   * Starts waiting rows while there are slots: `concurrency` in all, `perEndpoint` per endpoint.
+   * Rows of the claim under `claimMark` start on that claim's endpoint read; a row that waited
+   * for its slot reads its endpoint again now, so a disable, delete or rotation committed while
+   * it waited is seen at send time (rows of one endpoint starting together share that read).
+   */
+  function pump(claimMark?: number): void {
     if (!running) return;
+    const floor = deliverer.nextRead();
     for (const [endpointId, jobs] of ready) {
       while (jobs.length && sending < config.concurrency && (busy.get(endpointId) ?? 0) < config.perEndpointConcurrency) {
         const job = jobs.shift()!;
@@ -142,7 +148,7 @@ export function createDispatcher({
         sending++;
         bump(busy, endpointId, 1);
         bump(claimedPer, endpointId, -1);
-        const done = deliverer.deliver(job)
+        const done = deliverer.deliver(job.since === claimMark ? job : { ...job, since: floor })
           // The row keeps its lease and is tried again once the lease runs out.
           .catch((err: unknown) => log.error({ delivery_id: job.d.id, endpoint_id: endpointId, err: err instanceof Error ? err.message : String(err) }, "delivery failed unexpectedly"))
           .finally(() => (held.delete(job.d.id), settled()));
@@ -178,9 +184,7 @@ export function createDispatcher({
       bump(claimedPer, d.endpoint_id, 1);
       waiting++;
     }
-    pump();
-    // What could not start now waits for a slot, and reads its endpoint again when it gets one.
-    for (const jobs of ready.values()) for (const j of jobs) if (j.since === mark) j.since = deliverer.nextRead();
+    pump(mark);
     if (rows.length === free) claimAgain = true; // a full batch: more may be due right now
     return rows.length;
   }

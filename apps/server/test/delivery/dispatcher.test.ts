@@ -2,7 +2,7 @@
 // prompt was woken), concurrency limits, the endpoint check at send time, auto-disable of an
 // endpoint that keeps failing, and a graceful stop.
 import type { ServerResponse } from "node:http";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { TestOrg } from "../harness/server.js";
 import { closedPort } from "@audit-review/test-kit/receiver";
@@ -46,6 +46,15 @@ function held() {
  * after the last wake-up, shows the limit holding.
  */
 const quietWindow = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+/** Waits until the dispatcher has claimed (leased) the delivery of this event. */
+async function claimed(eventId: string): Promise<void> {
+  await vi.waitUntil(async () => {
+    const [row] = await h.server.server.db.query<{ lease_owner: string | null }>(
+      "SELECT lease_owner FROM webhook_deliveries WHERE event_id = $1", [eventId]);
+    return row?.lease_owner != null;
+  }, { timeout: 10_000, interval: 5 });
+}
 
 describe("waking up", () => {
   it("When an event is published, Then the delivery goes out at once although the poll interval is a minute", async () => {
@@ -147,9 +156,13 @@ describe("the endpoint at send time", () => {
     const second = await publish(org.api);
     await r.nextRequest();
     await r.nextRequest();
-    // The third waits for a slot (per-endpoint limit 2). The change lands directly in the table,
-    // as a disable/delete racing the claim would: the queued row is still pending.
+    // The third and fourth are claimed, each by its own claim that read the endpoint, and wait
+    // for a slot (per-endpoint limit 2). The change lands directly in the table after both reads,
+    // as a disable/delete racing the claims would: the queued rows are still pending.
     const third = await publish(org.api);
+    await claimed(third.id);
+    const fourth = await publish(org.api);
+    await claimed(fourth.id);
     await h.server.server.db.query(sql, [ep.id]);
     release();
     await h.server.drain();
@@ -159,13 +172,15 @@ describe("the endpoint at send time", () => {
     const byEvent = (id: string) => rows.find((d) => d.event_id === id)!;
     expect(byEvent(first.id)).toMatchObject({ status: "succeeded", attempt_count: 1 });
     expect(byEvent(second.id)).toMatchObject({ status: "succeeded", attempt_count: 1 });
-    expect(byEvent(third.id)).toMatchObject({
-      status: "failed",
-      attempt_count: 0,
-      last_response_status: null,
-      last_error: { code },
-      delivered_at: null,
-    });
+    for (const waited of [third, fourth]) {
+      expect(byEvent(waited.id)).toMatchObject({
+        status: "failed",
+        attempt_count: 0,
+        last_response_status: null,
+        last_error: { code },
+        delivered_at: null,
+      });
+    }
   });
 });
 
