@@ -2,7 +2,7 @@ import type { PublishEventRequest, PublishEventsRequest } from "@audit-review/ap
 import type { AuthContext } from "../auth/context.js";
 import { EndpointDisabledError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
-import type { EventsRepo, QuestionFacts, StoredResponse } from "../repos/events.repo.js";
+import type { EventsRepo, NewEvent, QuestionFacts, StoredResponse } from "../repos/events.repo.js";
 import type { WebhookEndpointsService } from "./webhook-endpoints.service.js";
 
 export interface EventsDeps {
@@ -41,6 +41,21 @@ function responsesOf(body: PublishEventRequest, questions: QuestionFacts[] | nul
   });
 }
 
+/** The stored row of an event; one without `occurred_at` happened when it was received. */
+function eventRow(e: PublishEventRequest, responses: StoredResponse[], receivedAt: Date): Omit<NewEvent, "org_id" | "created_at"> {
+  return {
+    id: e.id,
+    type: e.type,
+    audit_id: e.data.audit_id,
+    question_set_id: e.data.question_set_id,
+    document_id: e.data.document_id ?? null,
+    result: e.data.result,
+    raw_result: e.data.raw_result ?? null,
+    responses,
+    occurred_at: e.occurred_at ? new Date(e.occurred_at) : receivedAt,
+  };
+}
+
 export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
   /** The question text and informational flag come from the set, so receivers get the rubric's words. */
   async function storedResponses(orgId: string, body: PublishEventRequest): Promise<StoredResponse[]> {
@@ -72,17 +87,7 @@ export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
       const now = new Date();
       const published = await events.publishMany(
         auth.orgId,
-        stored.map(({ e, responses }) => ({
-          id: e.id,
-          type: e.type,
-          audit_id: e.data.audit_id,
-          question_set_id: e.data.question_set_id,
-          document_id: e.data.document_id ?? null,
-          result: e.data.result,
-          raw_result: e.data.raw_result ?? null,
-          responses,
-          occurred_at: e.occurred_at ? new Date(e.occurred_at) : now,
-        })),
+        stored.map(({ e, responses }) => eventRow(e, responses, now)),
         now,
       );
       if ([...published.values()].some((p) => p.deliveries > 0)) onQueued();
@@ -91,19 +96,8 @@ export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
 
     async publishEvent(auth: AuthContext, body: PublishEventRequest) {
       const responses = await storedResponses(auth.orgId, body);
-      const published = await events.publish({
-        id: body.id,
-        org_id: auth.orgId,
-        type: body.type,
-        audit_id: body.data.audit_id,
-        question_set_id: body.data.question_set_id,
-        document_id: body.data.document_id ?? null,
-        result: body.data.result,
-        raw_result: body.data.raw_result ?? null,
-        responses,
-        occurred_at: body.occurred_at ? new Date(body.occurred_at) : new Date(),
-        created_at: new Date(),
-      });
+      const now = new Date();
+      const published = await events.publish({ ...eventRow(body, responses, now), org_id: auth.orgId, created_at: now });
       if (!published.created) {
         const existing = await events.findOrg(body.id);
         // another org's event id must not be confirmed, let alone reused
