@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { credentials } from "../harness/factories.js";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { Api, TestOrg } from "../harness/server.js";
-import { AUTH_HOST, PUBLIC_ADDRESS, endpointFor, onlyDelivery, publish, readEndpoint, rememberCredential, useDeliveryServer } from "./support.js";
+import { AUTH_HOST, PUBLIC_ADDRESS, endpointFor, onlyDelivery, publish, readEndpoint, rememberCredential, retryingAfterOne, useDeliveryServer } from "./support.js";
 
 const h = await useDeliveryServer({ scheduleMs: [0, 600_000] });
 
@@ -146,12 +146,7 @@ describe("OAuth2 client credentials", () => {
     await h.server.drain();
     expect(r.requests).toHaveLength(2);
     expect(tokens.server.requests).toHaveLength(2);
-    expect(await onlyDelivery(org.api, ep.id)).toMatchObject({
-      status: "retrying",
-      attempt_count: 1,
-      last_response_status: 401,
-      last_error: { code: "unexpected_status", message: "receiver answered 401" },
-    });
+    expect(await onlyDelivery(org.api, ep.id)).toMatchObject(retryingAfterOne(401, { code: "unexpected_status", message: "receiver answered 401" }));
   });
 
   it("When the token server fails, Then the attempt is an auth_error, the receiver is not called, and the secret is nowhere", async () => {
@@ -162,12 +157,7 @@ describe("OAuth2 client credentials", () => {
     await h.server.drain();
     expect(r.requests).toHaveLength(0);
     expect(tokens.server.requests).toHaveLength(1);
-    expect(await onlyDelivery(org.api, ep.id)).toMatchObject({
-      status: "retrying",
-      attempt_count: 1,
-      last_response_status: null,
-      last_error: { code: "auth_error", message: `token endpoint ${AUTH_HOST}:${tokens.server.port} answered 500` },
-    });
+    expect(await onlyDelivery(org.api, ep.id)).toMatchObject(retryingAfterOne(null, { code: "auth_error", message: `token endpoint ${AUTH_HOST}:${tokens.server.port} answered 500` }));
     await expectNoCredentialsInReads(org.api);
   });
 
@@ -182,11 +172,6 @@ describe("OAuth2 client credentials", () => {
     await h.server.drain();
     expect(tokens.connections).toBe(0);
     expect(r.requests).toHaveLength(0);
-    expect(await onlyDelivery(org.api, ep.id)).toMatchObject({
-      status: "retrying",
-      attempt_count: 1,
-      last_response_status: null,
-      last_error: { code: "auth_error", message: `token request to ${host}:${tokens.port} failed: ${host} resolves to 10.0.0.9, which is not an allowed destination` },
-    });
+    expect(await onlyDelivery(org.api, ep.id)).toMatchObject(retryingAfterOne(null, { code: "auth_error", message: `token request to ${host}:${tokens.port} failed: ${host} resolves to 10.0.0.9, which is not an allowed destination` }));
   });
 });

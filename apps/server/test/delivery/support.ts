@@ -136,3 +136,8 @@ export function gate(): { promise: Promise<void>; open(): void } {
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
 }
+
+/** The delivery row after one failed attempt with attempts left to go. */
+export function retryingAfterOne(status: number | null, error?: { code: string; message: string }) {
+  return { status: "retrying", attempt_count: 1, last_response_status: status, delivered_at: null, ...(error ? { last_error: error } : {}) };
+}
