@@ -492,14 +492,27 @@ export function deliveriesQueueRepo(db: Database) {
      */
     async recordBatch(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<RecordResult[]> {
       if (!outcomes.length) return [];
-      const healthOnly = outcomes.every((o) => o.effect === null || o.effect === "healthy");
-      for (let tries = 1; ; tries++) {
-        try {
-          return healthOnly ? await recordHealthy(outcomes) : await recordWithHealth(outcomes, disableAfterMs);
-        } catch (err) {
-          if (errorField(err, "code") !== DEADLOCK || tries >= MAX_RECORD_TRIES) throw err;
+      // Endpoints with a failure in the batch go through the locked transaction; the others'
+      // outcomes are one autocommit statement beside it, so a failing endpoint never makes the
+      // healthy endpoints' records wait on its lock and round trips.
+      const failing = new Set(outcomes.filter((o) => o.effect !== null && o.effect !== "healthy").map((o) => o.endpointId));
+      const healthy = outcomes.filter((o) => !failing.has(o.endpointId));
+      const rest = outcomes.filter((o) => failing.has(o.endpointId));
+      const write = async (part: readonly OutcomeRecord[], withHealth: boolean): Promise<RecordResult[]> => {
+        if (!part.length) return [];
+        for (let tries = 1; ; tries++) {
+          try {
+            return withHealth ? await recordWithHealth(part, disableAfterMs) : await recordHealthy(part);
+          } catch (err) {
+            if (errorField(err, "code") !== DEADLOCK || tries >= MAX_RECORD_TRIES) throw err;
+          }
         }
-      }
+      };
+      const [h, f] = await Promise.all([write(healthy, false), write(rest, true)]);
+      const results = new Map<OutcomeRecord, RecordResult>();
+      healthy.forEach((o, i) => results.set(o, h[i]!));
+      rest.forEach((o, i) => results.set(o, f[i]!));
+      return outcomes.map((o) => results.get(o)!);
     },
 
     /** For drain(): when the next row becomes claimable (due and not leased). */
