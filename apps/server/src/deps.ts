@@ -56,19 +56,6 @@ function withStaticHosts(hosts: Record<string, string[]>, fallback: Resolver): R
   return (name) => (hosts[name.toLowerCase().replace(/\.$/, "")] ? fixed(name) : fallback(name));
 }
 
-/**
- * The engine's connections never take a bitmap scan. A burst of new deliveries is invisible to
- * the table's statistics until autovacuum runs, so the planner expects a handful of due rows and
- * answers the claim with a bitmap scan that then sorts the whole backlog, on every claim (18 ms
- * with 15,000 due rows, against 3 ms walking the (status, next_attempt_at) index; EXPLAIN ANALYZE
- * in bench/NOTES.md). The engine's other statements are primary-key lookups.
- */
-function engineDatabaseUrl(databaseUrl: string): string {
-  const url = new URL(databaseUrl);
-  url.searchParams.set("options", `${url.searchParams.get("options") ?? ""} -c enable_bitmapscan=off`.trim());
-  return url.toString();
-}
-
 /** The composition root: everything a process role needs, built once. */
 export async function createDeps(config: Config, o: DepsOverrides = {}): Promise<Deps> {
   const logger = o.logger ?? createLogger({ level: config.logLevel });
@@ -107,7 +94,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
     // requests, nor API requests behind them. PGlite has one connection whatever we do.
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
-      ? await openDatabase({ databaseUrl: engineDatabaseUrl(config.databaseUrl), poolSize: d.poolSize })
+      ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
       : null;
     const dispatcher = config.dispatcher
       ? createDispatcher({ db: engineDb ?? db, logger, sender, secretBox, signal, config: d, clock })

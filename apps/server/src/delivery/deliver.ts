@@ -58,22 +58,46 @@ const UNREACHABLE = new Set(["connection_error", "dns_error", "tls_error", "dest
 export function createDeliverer({ queue, attempt, keyring, recorder, clock, random, config, log, hooks }: DeliverDeps): Deliverer {
   const endpointRows = new Map<string, { row: Promise<QueueEndpoint | undefined>; mark: number }>();
   let reads = 0; // numbers the endpoint reads, in the order they start
+  // Re-reads are batched: rows whose slot frees while a re-read is on the wire join the next one,
+  // which starts when that one is over. Each row still reads its endpoint after its slot freed,
+  // but at most one re-read is in flight, for all the endpoints waiting on it.
+  let nextBatch: { ids: Set<string>; rows: Promise<Map<string, QueueEndpoint>> } | null = null;
+  let onWire: Promise<unknown> = Promise.resolve();
+
+  function reread(id: string): Promise<QueueEndpoint | undefined> {
+    if (!nextBatch) {
+      const ids = new Set<string>();
+      const batch = {
+        ids,
+        rows: onWire.then(() => {
+          if (nextBatch === batch) nextBatch = null; // rows from now on join a later read
+          const mark = ++reads;
+          const rows = queue.endpoints([...ids]);
+          for (const id of ids) {
+            const row = rows.then((m) => m.get(id));
+            endpointRows.set(id, { row, mark });
+            // a failed read is not kept: the next row to start reads again
+            row.catch(() => endpointRows.get(id)?.mark === mark && endpointRows.delete(id));
+          }
+          return rows;
+        }),
+      };
+      nextBatch = batch;
+      onWire = batch.rows.catch(() => undefined);
+    }
+    nextBatch.ids.add(id);
+    return nextBatch.rows.then((m) => m.get(id));
+  }
 
   /**
    * The endpoint row an attempt uses: read no earlier than the moment the row began to wait for
    * its slot, so a disable, delete or rotation committed meanwhile is seen at send time. Rows
-   * started straight from their claim use the claim's read; waiting rows share one re-read per
-   * endpoint.
+   * started straight from their claim use the claim's read; waiting rows share the next re-read.
    */
   function currentEndpoint(id: string, since: number): Promise<QueueEndpoint | undefined> {
     const known = endpointRows.get(id);
     if (known && known.mark >= since) return known.row;
-    const mark = ++reads;
-    const row = queue.endpoints([id]).then((m) => m.get(id));
-    endpointRows.set(id, { row, mark });
-    // a failed read is not kept: the next row to start reads again
-    row.catch(() => endpointRows.get(id)?.mark === mark && endpointRows.delete(id));
-    return row;
+    return reread(id);
   }
 
   async function record(o: OutcomeRecord, d: ClaimedDelivery): Promise<void> {
@@ -104,6 +128,8 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
         if (ep && !ep.deleted_at && ep.status === "enabled") {
           if (!ev) throw new Error(`event ${d.event_id} of delivery ${d.id} is missing`);
           report = await attempt(ep, ev, keyring.keysFor(ep));
+          // before the slot is given back: the claim that slot starts must already skip it
+          if (report.error && UNREACHABLE.has(report.error.code)) hooks.unreachable(ep.id, clock.now());
         }
       } finally {
         hooks.attemptOver(d.endpoint_id);
@@ -114,7 +140,6 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
       }
       const trigger = stored(ATTEMPT_TRIGGERS, d.next_trigger);
       const at = clock.now();
-      if (report.error && UNREACHABLE.has(report.error.code)) hooks.unreachable(ep.id, at);
       const outcome = decideOutcome({ attemptCount: d.attempt_count, result: report, now: at, random, config, oneShot: trigger === "manual" });
       log.info({ ...base, event_id: d.event_id, attempt: outcome.delivery.attempt_count, response_status: report.status, error_code: report.error?.code ?? null, outcome: outcome.delivery.status, duration_ms: report.durationMs }, "delivery attempt");
       const attemptRow = { id: newId(), trigger, url: ep.url, started_at: report.startedAt, duration_ms: report.durationMs, response_body: report.responseBody };

@@ -27,6 +27,11 @@ import type { Sender } from "./sender.js";
 
 export type { DrainOptions } from "./drain.js";
 
+/** Rows an endpoint may have claimed, in multiples of its concurrency (sending and waiting together). */
+const AHEAD = 3;
+/** Claims on the wire at once. With AHEAD, claims of `perEndpoint` rows each stay within the cap. */
+const MAX_CLAIMS = 2;
+
 export interface DispatcherOptions {
   db: Database;
   logger: Logger;
@@ -68,8 +73,14 @@ export function createDispatcher({
   const log = logger.child({ component: "dispatcher", dispatcher: id });
 
   // A claimed row is held from its claim until its outcome is recorded. Rows are claimed ahead
-  // (up to `perEndpoint` more per endpoint than may be sent at once, and a batch more in all), so
-  // a freed slot starts the next attempt at once instead of waiting for a claim's round trips.
+  // (up to `AHEAD` times `perEndpoint` per endpoint, and a batch more than `concurrency` in all),
+  // so a freed slot starts the next attempt at once instead of waiting for a claim's round trip.
+  // Up to `MAX_CLAIMS` claims are in flight at once: the next starts while the last is still on
+  // the wire once a low-water mark of free rows is reached, so sending never waits on one claim.
+  // They share the per-endpoint accounting: each takes at most `perEndpoint` rows of an endpoint,
+  // and reserves that room of every endpoint already known until it returns.
+  const perClaim = config.perEndpointConcurrency;
+  const perEndpointCap = AHEAD * config.perEndpointConcurrency;
   const held = new Map<string, Promise<void> | null>(); // delivery id → its run once started
   const ready = new Map<string, Job[]>(); // endpoint → claimed rows waiting for a slot
   const claimedPer = new Map<string, number>(); // endpoint → rows claimed and not yet sent
@@ -78,8 +89,10 @@ export function createDispatcher({
   let sending = 0;
   let waiting = 0;
   let running = false;
-  let claiming: Promise<number> | null = null;
-  let claimAgain = false;
+  const claims = new Set<Promise<number>>(); // claims on the wire
+  const reserved = new Map<string, number>(); // endpoint → rows the claims on the wire may still add
+  let reservedRows = 0; // their limits, together
+  let wokenMeanwhile = false; // a wake-up came while claims were on the wire and started none
   let seq = 0;
   let poll: TimerHandle | null = null;
   let unsubscribe: (() => void) | null = null;
@@ -88,7 +101,7 @@ export function createDispatcher({
   const idleWaiters: (() => void)[] = [];
 
   const settled = () => {
-    if (claiming || held.size) return;
+    if (claims.size || held.size) return;
     for (const resolve of idleWaiters.splice(0)) resolve();
   };
   const bump = (map: Map<string, number>, key: string, by: number) => {
@@ -105,17 +118,48 @@ export function createDispatcher({
     wakeTimers.add(t);
   }
 
+  /**
+   * An unreachable endpoint is not claimed until its rest is over, and the rows claimed ahead for
+   * it go back to the queue untried: sent now they would only fail the same way, and held they
+   * would take room from the other endpoints' claims.
+   */
   function rest(endpointId: string, at: Date): void {
     resting.set(endpointId, at.getTime() + config.unreachableRestMs);
     wakeUpAt(new Date(at.getTime() + config.unreachableRestMs));
+    const jobs = ready.get(endpointId);
+    if (!jobs?.length) return;
+    ready.delete(endpointId);
+    waiting -= jobs.length;
+    bump(claimedPer, endpointId, -jobs.length);
+    void giveBack(jobs);
   }
 
-  /** Endpoints not to claim now: resting, or with all they may hold already claimed. */
-  function skipNow(): string[] {
+  /** Releases claimed rows that will not be started, and forgets them once released. */
+  async function giveBack(jobs: readonly Job[]): Promise<void> {
+    const byLease = new Map<string, string[]>();
+    for (const j of jobs) byLease.set(j.leaseToken, [...(byLease.get(j.leaseToken) ?? []), j.d.id]);
+    for (const [leaseToken, ids] of byLease) {
+      await queue.release(ids, leaseToken).catch(() => undefined);
+      for (const id of ids) held.delete(id);
+    }
+    settled();
+  }
+
+  /** Endpoints not to claim now: resting after they could not be reached. */
+  function restingNow(): string[] {
     const now = clock.now().getTime();
     for (const [ep, until] of resting) if (until <= now) resting.delete(ep);
-    const full = [...claimedPer].filter(([, n]) => n >= 2 * config.perEndpointConcurrency).map(([ep]) => ep);
-    return [...resting.keys(), ...full];
+    return [...resting.keys()];
+  }
+
+  /** What a claim may still take of each endpoint this dispatcher knows: at most `perClaim`, within the cap. */
+  function roomPerEndpoint(): Map<string, number> {
+    const room = new Map<string, number>();
+    for (const ep of new Set([...claimedPer.keys(), ...busy.keys(), ...reserved.keys()])) {
+      const taken = (claimedPer.get(ep) ?? 0) + (busy.get(ep) ?? 0) + (reserved.get(ep) ?? 0);
+      room.set(ep, Math.max(0, Math.min(perClaim, perEndpointCap - taken)));
+    }
+    return room;
   }
 
   const deliverer = createDeliverer({
@@ -159,15 +203,25 @@ export function createDispatcher({
     }
   }
 
-  async function claimOnce(): Promise<number> {
-    const free = Math.min(config.concurrency + config.batchSize - sending - waiting, config.batchSize);
-    if (free <= 0) return 0;
+  async function claimOnce(limit: number): Promise<number> {
     const leaseToken = `${id}:${++seq}`;
     const mark = deliverer.startRead(); // the claim reads the endpoints too
-    const claim = await queue.claim({
-      leaseToken, limit: free, leaseMs: config.leaseMs, now: clock.now(), perEndpoint: 2 * config.perEndpointConcurrency,
-      busyEndpoints: new Map([...claimedPer].map(([ep, n]) => [ep, n + (busy.get(ep) ?? 0)])), skipEndpoints: skipNow(), inFlight: [...held.keys()],
-    });
+    const room = roomPerEndpoint();
+    for (const [ep, n] of room) bump(reserved, ep, n);
+    reservedRows += limit;
+    let claim;
+    try {
+      claim = await queue.claim({
+        leaseToken, limit, leaseMs: config.leaseMs, now: clock.now(), perEndpoint: perClaim,
+        // the claim counts held rows against `perClaim`: an endpoint with room r counts as holding perClaim - r
+        busyEndpoints: new Map([...room].map(([ep, n]) => [ep, perClaim - n])),
+        skipEndpoints: [...restingNow(), ...[...room].filter(([, n]) => n === 0).map(([ep]) => ep)],
+        inFlight: [...held.keys()],
+      });
+    } finally {
+      for (const [ep, n] of room) bump(reserved, ep, -n);
+      reservedRows -= limit;
+    }
     const { rows, endpoints, events } = claim;
     if (!rows.length) return 0;
     if (!running) {
@@ -185,46 +239,55 @@ export function createDispatcher({
       waiting++;
     }
     pump(mark);
-    if (rows.length === free) claimAgain = true; // a full batch: more may be due right now
     return rows.length;
+  }
+
+  /** Rows a new claim may take: up to a batch, within `concurrency` plus a batch held in all. */
+  const freeRows = () => Math.min(config.concurrency + config.batchSize - sending - waiting - reservedRows, config.batchSize);
+
+  function startClaim(limit: number): Promise<number> {
+    const run = claimOnce(limit).then(
+      (n) => {
+        // A full batch: more may be due right now. A wake-up that found the claims on the wire
+        // may name rows committed after they read: look again.
+        if (n === limit || wokenMeanwhile) {
+          wokenMeanwhile = false;
+          void tick();
+        }
+        return n;
+      },
+      (err: unknown) => {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, "claiming deliveries failed; the poll will try again");
+        return 0;
+      },
+    );
+    claims.add(run);
+    void run.finally(() => (claims.delete(run), settled()));
+    return run;
   }
 
   /** Stopping: rows claimed but not started go back to the queue now rather than when their lease ends. */
   async function releaseWaiting(): Promise<void> {
-    const byLease = new Map<string, string[]>();
-    for (const jobs of ready.values()) for (const j of jobs) byLease.set(j.leaseToken, [...(byLease.get(j.leaseToken) ?? []), j.d.id]);
+    const jobs = [...ready.values()].flat();
     ready.clear();
     claimedPer.clear();
     waiting = 0;
-    for (const [leaseToken, ids] of byLease) {
-      await queue.release(ids, leaseToken).catch(() => undefined);
-      for (const id of ids) held.delete(id);
-    }
-    settled();
+    await giveBack(jobs);
   }
 
+  /**
+   * Starts a claim if there is room for one (see below). Resolves with the rows it claimed, or
+   * with those of the claims already on the wire when it started none.
+   */
   function tick(): Promise<number> {
     if (!running) return Promise.resolve(0);
-    if (claiming) {
-      claimAgain = true;
-      return claiming;
-    }
-    const run = async () => {
-      let total = 0;
-      try {
-        do {
-          claimAgain = false;
-          total += await claimOnce();
-        } while (claimAgain && running);
-      } catch (err) {
-        log.error({ err: err instanceof Error ? err.message : String(err) }, "claiming deliveries failed; the poll will try again");
-      } finally {
-        claiming = null;
-        settled();
-      }
-      return total;
-    };
-    return (claiming = run());
+    const free = freeRows();
+    // Nothing claimed and waiting: claim at once, for latency. Otherwise the rows waiting cover a
+    // claim's round trip: claim (a second one if one is on the wire) once half a batch is free.
+    const quiet = claims.size === 0 && waiting === 0;
+    if (claims.size < MAX_CLAIMS && free > 0 && (quiet || free >= config.batchSize / 2)) return startClaim(free);
+    if (claims.size) wokenMeanwhile = true;
+    return Promise.all([...claims]).then((ns) => ns.reduce((a, b) => a + b, 0));
   }
 
   const dispatcher: Dispatcher = {
@@ -244,7 +307,7 @@ export function createDispatcher({
         poll?.cancel();
         for (const t of wakeTimers) t.cancel();
         unsubscribe?.();
-        await claiming;
+        await Promise.allSettled([...claims]);
         await releaseWaiting();
         await Promise.allSettled([...held.values()]);
         await recorder.flush();
@@ -253,7 +316,7 @@ export function createDispatcher({
     },
     claimNow: () => tick(),
     idle() {
-      if (!claiming && !held.size) return Promise.resolve();
+      if (!claims.size && !held.size) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     drain(opts) {

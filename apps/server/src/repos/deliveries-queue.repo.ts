@@ -153,42 +153,61 @@ export interface Claim {
   events: Map<string, QueueEvent>;
 }
 
-// Candidates are taken in due order and locked without waiting; endpoints this dispatcher already
-// holds enough of are not even scanned, so one slow receiver's backlog cannot fill the scan and
-// starve everyone behind it. Then at most `perEndpoint` per endpoint (minus what is held) are
-// leased. Scanned rows that are not chosen are unlocked again when the statement ends.
+// The claim visits only endpoints it may take rows of, each through the per-endpoint due index
+// (endpoint_id, next_attempt_at) over queued rows: an endpoint that is resting, or whose slots
+// this dispatcher already holds, is never scanned, however many due rows it has. A single
+// (status, next_attempt_at) index made every claim walk past such an endpoint's backlog at its
+// head (bench/NOTES.md, "The delivery engine after issue 12").
 //
-// One scan per status, each ordered by next_attempt_at alone: both then walk the
-// (status, next_attempt_at) index and stop after `$2` rows. Ordered over both statuses (or by
-// id too), PostgreSQL sorts every due row on every claim, 10 ms per claim with a backlog of
-// 18,000 rows against 0.3 ms this way (EXPLAIN ANALYZE, bench database).
-const CANDIDATES_OF = (status: string) => `
-  SELECT id, endpoint_id, next_attempt_at
-    FROM webhook_deliveries
-   WHERE status = '${status}'
-     AND next_attempt_at <= $9
-     AND (locked_until IS NULL OR locked_until < $9)
-     AND NOT (id = ANY($1::uuid[]))
-     AND NOT (endpoint_id = ANY($10::uuid[]))
-   ORDER BY next_attempt_at
-   LIMIT $2
-   FOR UPDATE SKIP LOCKED`;
+// 1. `queued`: the endpoints with any queued row, one index probe each (a loose index scan).
+// 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds).
+// 3. `heads`: of those, the `$5` whose earliest claimable row is oldest, so the rows locked below
+//    stay bounded by the batch however many endpoints have work.
+// 4. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
+//    waiting (SKIP LOCKED: another dispatcher's rows are passed over, never waited for).
+// 5. `chosen`: the batch, oldest first across endpoints. Locked rows not chosen are unlocked when
+//    the statement ends.
+const DUE = (alias: string) => `
+         ${alias}.status IN ${LIVE} AND ${alias}.next_attempt_at <= $8
+     AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8)
+     AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
 const CLAIM = `
-WITH pending AS (${CANDIDATES_OF("pending")}
-), retrying AS (${CANDIDATES_OF("retrying")}
+WITH RECURSIVE queued(endpoint_id) AS (
+  (SELECT endpoint_id FROM webhook_deliveries WHERE status IN ${LIVE} ORDER BY endpoint_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
+           WHERE d.status IN ${LIVE} AND d.endpoint_id > q.endpoint_id
+           ORDER BY d.endpoint_id LIMIT 1)
+    FROM queued q
+   WHERE q.endpoint_id IS NOT NULL
+), open AS (
+  SELECT q.endpoint_id, $4 - COALESCE(b.held, 0) AS room
+    FROM queued q
+    LEFT JOIN unnest($2::uuid[], $3::int[]) AS b(endpoint_id, held) ON b.endpoint_id = q.endpoint_id
+   WHERE q.endpoint_id IS NOT NULL AND NOT (q.endpoint_id = ANY($9::uuid[])) AND $4 - COALESCE(b.held, 0) > 0
+), heads AS (
+  SELECT o.endpoint_id, o.room
+    FROM open o
+   CROSS JOIN LATERAL (
+     SELECT d.next_attempt_at FROM webhook_deliveries d
+      WHERE d.endpoint_id = o.endpoint_id AND ${DUE("d")}
+      ORDER BY d.next_attempt_at LIMIT 1) h
+   ORDER BY h.next_attempt_at
+   LIMIT $5
 ), candidates AS (
-  SELECT * FROM pending UNION ALL SELECT * FROM retrying
-), ranked AS (
-  SELECT c.id, c.next_attempt_at,
-         row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) + COALESCE(b.busy, 0) AS slot
-    FROM candidates c
-    LEFT JOIN unnest($3::uuid[], $4::int[]) AS b(endpoint_id, busy) ON b.endpoint_id = c.endpoint_id
+  SELECT c.id, c.next_attempt_at
+    FROM heads h
+   CROSS JOIN LATERAL (
+     SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+      WHERE d.endpoint_id = h.endpoint_id AND ${DUE("d")}
+      ORDER BY d.next_attempt_at LIMIT h.room
+        FOR UPDATE SKIP LOCKED) c
 ), chosen AS (
-  SELECT id FROM ranked WHERE slot <= $5 ORDER BY next_attempt_at, id LIMIT $6
+  SELECT id FROM candidates ORDER BY next_attempt_at, id LIMIT $5
 ), claimed AS (
   UPDATE webhook_deliveries d
-     SET locked_until = $9::timestamptz + $7::int * interval '1 millisecond', lease_owner = $8
+     SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
     FROM chosen
    WHERE d.id = chosen.id
   RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger
@@ -204,6 +223,15 @@ SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_respon
   FROM numbered n
   LEFT JOIN webhook_endpoints e ON n.ep_n = 1 AND e.id = n.endpoint_id
   LEFT JOIN events v ON n.ev_n = 1 AND v.id = n.event_id`;
+
+/** The claim as sent: one statement (exported for its plan test, test/db/claim-plans.test.ts). */
+export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[] } {
+  const held = [...r.busyEndpoints];
+  return {
+    sql: CLAIM,
+    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints],
+  };
+}
 
 const ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS.join(", ")} FROM webhook_endpoints WHERE id = ANY($1::uuid[])`;
 
@@ -428,21 +456,8 @@ export function deliveriesQueueRepo(db: Database) {
     async claim(r: ClaimRequest): Promise<Claim> {
       const claim: Claim = { rows: [], endpoints: new Map(), events: new Map() };
       if (r.limit <= 0) return claim;
-      const busy = [...r.busyEndpoints.entries()];
-      const full = [...busy.filter(([, n]) => n >= r.perEndpoint).map(([id]) => id), ...r.skipEndpoints];
-      const scan = Math.min(Math.max(r.limit * 4, 100), 1000);
-      const rows = await db.query<ClaimRow>(CLAIM, [
-        r.inFlight,
-        scan,
-        busy.map(([id]) => id),
-        busy.map(([, n]) => n),
-        r.perEndpoint,
-        r.limit,
-        r.leaseMs,
-        r.leaseToken,
-        r.now,
-        full,
-      ]);
+      const { sql, params } = claimStatement(r);
+      const rows = await db.query<ClaimRow>(sql, params);
       for (const row of rows) splitClaimRow(row, claim);
       return claim;
     },
@@ -477,14 +492,27 @@ export function deliveriesQueueRepo(db: Database) {
      */
     async recordBatch(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<RecordResult[]> {
       if (!outcomes.length) return [];
-      const healthOnly = outcomes.every((o) => o.effect === null || o.effect === "healthy");
-      for (let tries = 1; ; tries++) {
-        try {
-          return healthOnly ? await recordHealthy(outcomes) : await recordWithHealth(outcomes, disableAfterMs);
-        } catch (err) {
-          if (errorField(err, "code") !== DEADLOCK || tries >= MAX_RECORD_TRIES) throw err;
+      // Endpoints with a failure in the batch go through the locked transaction; the others'
+      // outcomes are one autocommit statement beside it, so a failing endpoint never makes the
+      // healthy endpoints' records wait on its lock and round trips.
+      const failing = new Set(outcomes.filter((o) => o.effect !== null && o.effect !== "healthy").map((o) => o.endpointId));
+      const healthy = outcomes.filter((o) => !failing.has(o.endpointId));
+      const rest = outcomes.filter((o) => failing.has(o.endpointId));
+      const write = async (part: readonly OutcomeRecord[], withHealth: boolean): Promise<RecordResult[]> => {
+        if (!part.length) return [];
+        for (let tries = 1; ; tries++) {
+          try {
+            return withHealth ? await recordWithHealth(part, disableAfterMs) : await recordHealthy(part);
+          } catch (err) {
+            if (errorField(err, "code") !== DEADLOCK || tries >= MAX_RECORD_TRIES) throw err;
+          }
         }
-      }
+      };
+      const [h, f] = await Promise.all([write(healthy, false), write(rest, true)]);
+      const results = new Map<OutcomeRecord, RecordResult>();
+      healthy.forEach((o, i) => results.set(o, h[i]!));
+      rest.forEach((o, i) => results.set(o, f[i]!));
+      return outcomes.map((o) => results.get(o)!);
     },
 
     /** For drain(): when the next row becomes claimable (due and not leased). */

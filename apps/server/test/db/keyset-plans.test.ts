@@ -188,14 +188,4 @@ describe.skipIf(!onPostgres)("keyset list plans (PostgreSQL only: skipped unless
       });
     }
   }
-
-  it("dispatcher due-row claim uses the (status, next_attempt_at) index", async () => {
-    const plan = await explain(
-      t!.db,
-      `SELECT id FROM webhook_deliveries WHERE status = ANY($1::text[]) AND next_attempt_at <= $2
-        LIMIT 10 FOR UPDATE SKIP LOCKED`,
-      [["pending", "retrying"], new Date()],
-    );
-    expect(plan.map((n) => n["Index Name"]).filter(Boolean)).toEqual(["webhook_deliveries_status_next_attempt_at_idx"]);
-  });
 });

@@ -36,6 +36,8 @@ export interface ExpectedIndex {
   unique: boolean;
   primary: boolean;
   columns: { name: string; desc: boolean }[];
+  /** `where: raw("…")` (preview feature partialIndexes): the index covers only the rows it names */
+  partial: boolean;
 }
 
 export interface ExpectedForeignKey {
@@ -229,13 +231,13 @@ function parseColumnList(text: string): { name: string; desc: boolean }[] {
     });
 }
 
-function parseBlockIndex(attr: string): { kind: "index" | "unique" | "id"; columns: { name: string; desc: boolean }[] } | undefined {
-  const m = /^@@(index|unique|id)\(\s*\[([^\]]*)\]\s*\)$/.exec(attr);
+function parseBlockIndex(attr: string): { kind: "index" | "unique" | "id"; columns: { name: string; desc: boolean }[]; partial: boolean } | undefined {
+  const m = /^@@(index|unique|id)\(\s*\[([^\]]*)\]\s*(,\s*where:\s*raw\("[^"]+"\)\s*)?\)$/.exec(attr);
   if (!m) {
     if (/^@@(index|unique|id)\b/.test(attr)) throw new Error(`schema parser: unsupported arguments in ${attr}`);
     return undefined;
   }
-  return { kind: m[1] as "index" | "unique" | "id", columns: parseColumnList(m[2]!) };
+  return { kind: m[1] as "index" | "unique" | "id", columns: parseColumnList(m[2]!), partial: m[3] !== undefined };
 }
 
 function parseRelation(attr: string): { fields: string[]; references: string[]; onDelete?: string; onUpdate?: string } {
@@ -305,10 +307,10 @@ export function expectedSchema(models: SchemaModel[]): ExpectedSchema {
         default: columnDefault(model, field),
       });
       if (field.attributes.includes("@id")) {
-        indexes.push({ name: primaryKeyName(model.table), table: model.table, unique: true, primary: true, columns: [{ name: field.name, desc: false }] });
+        indexes.push({ name: primaryKeyName(model.table), table: model.table, unique: true, primary: true, columns: [{ name: field.name, desc: false }], partial: false });
       }
       if (field.attributes.includes("@unique")) {
-        indexes.push({ name: constraintName(model.table, [field.name], "_key"), table: model.table, unique: true, primary: false, columns: [{ name: field.name, desc: false }] });
+        indexes.push({ name: constraintName(model.table, [field.name], "_key"), table: model.table, unique: true, primary: false, columns: [{ name: field.name, desc: false }], partial: false });
       }
     }
     for (const attr of model.blockAttributes) {
@@ -327,6 +329,7 @@ export function expectedSchema(models: SchemaModel[]): ExpectedSchema {
         unique: index.kind !== "index",
         primary: index.kind === "id",
         columns: index.columns,
+        partial: index.partial,
       });
     }
     tables.push({ name: model.table, model: model.name, columns });

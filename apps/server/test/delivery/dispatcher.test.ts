@@ -1,12 +1,13 @@
 // The dispatcher itself: woken at once by new work (the poll is a minute here, so anything
 // prompt was woken), concurrency limits, the endpoint check at send time, auto-disable of an
 // endpoint that keeps failing, and a graceful stop.
+import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { TestOrg } from "../harness/server.js";
 import { closedPort } from "@audit-review/test-kit/receiver";
-import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, msBetween, onlyDelivery, publish, readEndpoint, useDeliveryServer } from "./support.js";
+import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, ingestQuestionSetFor, msBetween, onlyDelivery, publish, readEndpoint, useDeliveryServer } from "./support.js";
 
 const RETRY_MS = 300;
 const FAILING_DISABLE_AFTER_MS = 700;
@@ -104,6 +105,26 @@ describe("concurrency limits", () => {
     expect((await deliveriesOf(org.api, ep.id)).map((d) => d.status)).toEqual(Array(5).fill("succeeded"));
   });
 
+  it("When one endpoint has a backlog, Then up to three times perEndpointConcurrency of its deliveries are claimed ahead, and no more", async () => {
+    const { handler, release } = held();
+    const r = await h.receiver({ handler });
+    const ep = await endpointFor(org.api, r.url);
+    for (let i = 0; i < 10; i++) await publish(org.api);
+    await r.nextRequest();
+    await r.nextRequest();
+    const leased = async () =>
+      (await h.server.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND lease_owner IS NOT NULL", [ep.id]))[0]!.n;
+    // Two sending and four waiting for a slot: a freed slot never waits for a claim's round trip.
+    await expect.poll(async () => (await h.server.server.dispatcher!.claimNow(), leased()), { timeout: 5_000, interval: 20 }).toBe(6);
+    await quietWindow();
+    await h.server.server.dispatcher!.claimNow();
+    expect(await leased()).toBe(6);
+    expect(r.requests).toHaveLength(2);
+    release();
+    await h.server.drain();
+    expect(r.requests).toHaveLength(10);
+  });
+
   it("When several endpoints have work, Then at most `concurrency` attempts are in flight in total", async () => {
     const { handler, stats, release } = held();
     const r = await h.receiver({ handler });
@@ -141,6 +162,32 @@ describe("isolation between receivers", () => {
     expect(triedWhileResting).toBe(1);
     await h.server.drain();
     expect((await deliveriesOf(org.api, good.id)).map((d) => d.status)).toEqual(Array(5).fill("succeeded"));
+  });
+});
+
+describe("isolation between receivers, with a backlog", () => {
+  it("When an endpoint with several due deliveries refuses connections, Then only the attempts already started are made, and the rest wait for its rest to end", async () => {
+    const ok = await h.receiver();
+    await endpointFor(org.api, `${ok.url}/good`);
+    const dead = await endpointFor(org.api, `https://${RECEIVER_HOST}:${await closedPort()}/dead`);
+    const set = await ingestQuestionSetFor(org.api);
+    const events = Array.from({ length: 6 }, () => ({
+      id: randomUUID(), type: "audit.completed" as const, data: { audit_id: randomUUID(), question_set_id: set.id, result: "passed" as const },
+    }));
+    // all due at once: the first claims take the dead endpoint's rows ahead, two per claim
+    const { error } = await org.api.POST("/v2/internal/event_batches", { body: { events } });
+    expect(error).toBeUndefined();
+    for (let i = 0; i < 6; i++) await ok.nextRequest();
+    await quietWindow();
+    const [{ n: tried }] = await h.server.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE endpoint_id = $1", [dead.id]) as [{ n: number }];
+    const [{ n: leased }] = await h.server.server.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND lease_owner IS NOT NULL", [dead.id]) as [{ n: number }];
+    await org.api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: dead.id } } });
+    // at most the first claim's two, sent together before the first refusal came back
+    expect(tried).toBeLessThanOrEqual(2);
+    // nothing of it is held while it rests
+    expect(leased).toBe(0);
+    await h.server.drain();
   });
 });
 

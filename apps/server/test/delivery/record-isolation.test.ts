@@ -1,0 +1,88 @@
+// A batch of outcomes mixes endpoints. The failures of one endpoint are recorded in a transaction
+// that locks that endpoint's row (the health rule); the other endpoints' successes must not wait
+// for that lock. PostgreSQL only: on PGlite one connection serialises everything anyway.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../src/lib/ids.js";
+import { deliveriesQueueRepo, type OutcomeRecord } from "../../src/repos/deliveries-queue.repo.js";
+import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
+
+const ORG = "0190a000-0000-7000-8000-00000000a001";
+const HEALTHY = "0190a000-0000-7000-8000-00000000e001";
+const FAILING = "0190a000-0000-7000-8000-00000000e002";
+
+let t: TestDatabase | undefined;
+
+async function seed(): Promise<void> {
+  await t!.db.exec(`
+    INSERT INTO webhook_endpoints (id, org_id, url, status, event_types, filter_question_set_ids, filter_audit_results,
+                                   payload_format, payload_fields, payload_result_format, payload_responses_filter,
+                                   payload_include_informational, auth_type, auth_config, secret_enc, secret_hint, legacy_signature)
+      SELECT id, '${ORG}', 'https://example.com/' || id, 'enabled', ARRAY['audit.completed'], ARRAY[]::uuid[], 'all',
+             'standard_v1', ARRAY['responses'], 'normalized', 'all', false, 'none', '{}'::jsonb, '\\x01'::bytea, 'whsec_…abcd', false
+        FROM unnest(ARRAY['${HEALTHY}', '${FAILING}']::uuid[]) id;
+    INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at)
+      VALUES (gen_random_uuid(), '${ORG}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now());
+    INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at)
+      SELECT gen_random_uuid(), '${ORG}', ep, e.id, 'audit.completed', e.audit_id, false, 'pending', now() - interval '1 second'
+        FROM events e, unnest(ARRAY['${HEALTHY}', '${FAILING}']::uuid[]) ep;
+  `);
+}
+
+describe.skipIf(!onPostgres)("recording a batch (PostgreSQL only: skipped unless TEST_DATABASE_URL is set)", () => {
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await seed();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("When one endpoint's row is locked, Then another endpoint's successes in the same batch are recorded without waiting for it", async () => {
+    const queue = deliveriesQueueRepo(t!.db);
+    const now = new Date();
+    const claim = await queue.claim({
+      leaseToken: "lease", limit: 10, leaseMs: 60_000, now, perEndpoint: 4, busyEndpoints: new Map(), skipEndpoints: [], inFlight: [],
+    });
+    expect(claim.rows).toHaveLength(2);
+    const outcome = (endpointId: string): OutcomeRecord => {
+      const row = claim.rows.find((r) => r.endpoint_id === endpointId)!;
+      const ok = endpointId === HEALTHY;
+      return {
+        deliveryId: row.id, endpointId, leaseToken: "lease", at: now,
+        update: {
+          status: ok ? "succeeded" : "retrying", attempt_count: 1, next_attempt_at: ok ? null : new Date(now.getTime() + 60_000),
+          last_response_status: ok ? 200 : 500, last_error_code: ok ? null : "unexpected_status", last_error_message: ok ? null : "500",
+          delivered_at: ok ? now : null,
+        },
+        effect: ok ? "healthy" : "failing",
+        attempt: { id: newId(), trigger: "scheduled", url: "https://example.com/", started_at: now, duration_ms: 3, response_body: null },
+      };
+    };
+
+    // Another transaction holds the failing endpoint's row (a PATCH of it, say) until released.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t!.db.transaction(async (tx) => {
+      await tx.query("SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE", [FAILING]);
+      locked();
+      await released;
+    });
+    await isLocked;
+
+    const recording = queue.recordBatch([outcome(HEALTHY), outcome(FAILING)], 3_600_000);
+    const statusOf = async (endpointId: string) =>
+      (await t!.db.query<{ status: string }>("SELECT status FROM webhook_deliveries WHERE endpoint_id = $1", [endpointId]))[0]!.status;
+    try {
+      await expect.poll(() => statusOf(HEALTHY), { timeout: 5_000, interval: 20 }).toBe("succeeded");
+      expect(await statusOf(FAILING)).toBe("pending");
+    } finally {
+      release();
+      await holder;
+    }
+    expect(await recording).toEqual([{ recorded: true, disabled: null }, { recorded: true, disabled: null }]);
+    expect(await statusOf(FAILING)).toBe("retrying");
+  });
+});
