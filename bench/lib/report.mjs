@@ -47,7 +47,7 @@ export function renderResults(r) {
 
   if (r.lists) {
     out.push("## List endpoints (`limit=100`)", "");
-    out.push(`autocannon, ${s.connections} connections, ${s.duration} s per run after a ${s.warmup} s warm-up, ${s.rounds} rounds alternating product and baseline (the order flips every round); medians over rounds. Product = the built server (Express, contract validation of requests, Prisma 7 + adapter-pg, rate limit and response validation off). Baseline = \`bench/servers/baseline.mjs\`: \`node:http\` + \`pg\` only, same token check, same cursor lookup and keyset SQL, same JSON bytes (asserted before the load). Both run in their own process with a 10-connection pool.`, "");
+    out.push(`autocannon, ${s.connections} connections, ${s.duration} s per run after a ${s.warmup} s warm-up, ${s.rounds} rounds alternating product and baseline (the order flips every round); medians over rounds. Product = the built server (Express 5, request id, access log, bearer-token check, express-openapi-validator checking every request against the contract, then the list read through \`pg\` with its keyset SQL, one statement per page, and the count cache; Prisma 7 only for the schema and the writes; rate limit and response validation off). Baseline = \`bench/servers/baseline.mjs\`: \`node:http\` + \`pg\` only, same token check, the product's keyset SQL and count cache, same JSON bytes (asserted before the load). Both run in their own process with a 10-connection pool.`, "");
     out.push("| request | body | product req/s | baseline req/s | ratio (range) | product p50 / p99 ms | baseline p50 / p99 ms | server CPU ms/req product / baseline |");
     out.push("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (const x of r.lists) {

@@ -36,7 +36,7 @@ export interface AppDeps {
 /**
  * The HTTP app, without listening. Order matters: request id → access log → auth (before any
  * resource work; the contract's `security: []` operations pass) → rate limit → body → contract
- * validation → idempotency keys → routes (health, docs and spec first) → problems.
+ * validation → idempotency keys → routes (the large lists first) → problems.
  */
 export function buildApp(d: AppDeps): Express {
   const app = express();
@@ -55,6 +55,10 @@ export function buildApp(d: AppDeps): Express {
   app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.specPath, d.validateResponses));
   app.use(idempotency({ service: d.services.idempotency, logger: d.logger }));
+  // The two large lists first: every request walks the router's layers in order until one
+  // matches, and theirs are the busiest paths (the paths are disjoint, so order changes nothing else).
+  app.use(questionSetsRoutes(d.services.questionSets));
+  app.use(codingEvaluationsRoutes(d.services.codingEvaluations));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -67,8 +71,6 @@ export function buildApp(d: AppDeps): Express {
     }
   });
   app.use(docsRoutes(d.docsDir));
-  app.use(questionSetsRoutes(d.services.questionSets));
-  app.use(codingEvaluationsRoutes(d.services.codingEvaluations));
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
   app.use(internalRoutes(d.services));

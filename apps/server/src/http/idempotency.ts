@@ -14,9 +14,16 @@ export interface IdempotencyDeps {
 }
 
 export function idempotency({ service, logger }: IdempotencyDeps): RequestHandler {
-  return async function idempotencyKey(req: Request, res: Response, next: NextFunction) {
+  // Only a public POST with a key does any work; every other request passes synchronously,
+  // without the promise an async handler would cost it.
+  return function idempotencyKey(req: Request, res: Response, next: NextFunction) {
+    if (req.method !== "POST") return next();
     const key = req.get("idempotency-key");
-    if (req.method !== "POST" || key === undefined || req.path.startsWith("/v2/internal/")) return next();
+    if (key === undefined || req.path.startsWith("/v2/internal/")) return next();
+    return keyed(req, res, next, key);
+  };
+
+  async function keyed(req: Request, res: Response, next: NextFunction, key: string) {
     const begun = await service.begin(authOf(req).orgId, key, { method: req.method, path: req.path, body: req.body });
     if ("replay" in begun) {
       for (const [name, value] of Object.entries(begun.replay.headers)) res.setHeader(name, value);
@@ -51,5 +58,5 @@ export function idempotency({ service, logger }: IdempotencyDeps): RequestHandle
       return res;
     };
     next();
-  };
+  }
 }

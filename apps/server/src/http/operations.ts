@@ -25,7 +25,7 @@ export interface OperationIndex {
 
 export function loadOperations(specPath: string): OperationIndex {
   const spec = recordOf(parse(readFileSync(specPath, "utf8")));
-  const entries: Array<{ re: RegExp; op: OperationInfo }> = [];
+  const entries: Array<{ re: RegExp; literal: string | null; slashed: string; op: OperationInfo }> = [];
   for (const [path, item] of Object.entries(recordOf(spec.paths))) {
     for (const method of METHODS) {
       const raw = recordOf(item)[method];
@@ -37,6 +37,8 @@ export function loadOperations(specPath: string): OperationIndex {
       const re = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}/?$`);
       entries.push({
         re,
+        literal: path.includes("{") ? null : path,
+        slashed: `${path}/`,
         op: {
           operationId: raw.operationId,
           method: method.toUpperCase(),
@@ -48,10 +50,18 @@ export function loadOperations(specPath: string): OperationIndex {
       });
     }
   }
+  // Every request asks, so the entries are grouped by method once, and a path without
+  // parameters is compared as a string (with or without its trailing slash, as the pattern
+  // allows) instead of by regex. The first match in contract order still wins.
+  const byMethod = new Map<string, typeof entries>();
+  for (const e of entries) byMethod.set(e.op.method, [...(byMethod.get(e.op.method) ?? []), e]);
   return {
     all: entries.map((e) => e.op),
     match(method, path) {
-      return entries.find((e) => e.op.method === method && e.re.test(path))?.op;
+      for (const e of byMethod.get(method) ?? []) {
+        if (e.literal === null ? e.re.test(path) : path === e.literal || path === e.slashed) return e.op;
+      }
+      return undefined;
     },
   };
 }

@@ -7,6 +7,7 @@ import { ValidationErrors } from "../lib/errors.js";
 import { isRecord, recordOf } from "../lib/narrow.js";
 import { toIssue } from "./problem.js";
 import { dedupeIssues, RequestHygiene } from "./request-hygiene.js";
+import { memoiseValidatorRouteRegexps } from "./validator-routes.js";
 
 type Json = unknown;
 
@@ -89,6 +90,7 @@ export function contractValidator(specPath: string, validateResponses: boolean):
   const raw = recordOf(parse(readFileSync(specPath, "utf8")));
   const spec = forAjv(raw);
   if (!isOpenApi3(spec)) throw new Error(`${specPath} is not an OpenAPI 3.0 document`);
+  memoiseValidatorRouteRegexps();
   const validator = OpenApiValidator.middleware({
     apiSpec: spec,
     // allErrors: a problem names every offending parameter and field, not only the first

@@ -4,9 +4,18 @@ import { emEvaluationOf, icdEvaluationOf } from "../lib/stored-json.js";
 import { CODING_EVALUATION_STATUSES, stored } from "../lib/stored-values.js";
 import { iso } from "../lib/time.js";
 
-/** The embedded findings are stored in their API shape (ids assigned at ingestion). */
-/** A stored evaluation; list pages read `display_date` already as YYYY-MM-DD. */
-type EvaluationRow = Omit<CodingEvaluation, "display_date"> & { display_date: Date | string | null };
+/**
+ * A stored evaluation. The embedded findings are stored in their API shape (ids assigned at
+ * ingestion). List pages read `display_date` already as YYYY-MM-DD and the timestamps already
+ * as RFC 3339 text (repos/coding-evaluations.repo.ts); other reads hand over Dates.
+ */
+type EvaluationRow = Omit<CodingEvaluation, "display_date" | "created_at" | "updated_at"> & {
+  display_date: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+};
+
+const instant = (value: Date | string): string => (typeof value === "string" ? value : iso(value));
 
 export function presentCodingEvaluation(e: EvaluationRow): ApiCodingEvaluation {
   return {
@@ -28,7 +37,7 @@ export function presentCodingEvaluation(e: EvaluationRow): ApiCodingEvaluation {
     display_date: e.display_date instanceof Date ? e.display_date.toISOString().slice(0, 10) : e.display_date,
     em_evaluation: emEvaluationOf(e.em_evaluation),
     icd_evaluation: icdEvaluationOf(e.icd_evaluation),
-    created_at: iso(e.created_at),
-    updated_at: iso(e.updated_at),
+    created_at: instant(e.created_at),
+    updated_at: instant(e.updated_at),
   };
 }

@@ -48,6 +48,16 @@ describeKeysetList<CodingEvaluation>({
 });
 
 describe("GET /v2/coding_evaluations", () => {
+  it("when timestamps are written with microseconds and another offset, then the list prints the stored milliseconds in UTC (rounded when stored, a carry included)", async () => {
+    const { api } = await server.newOrg();
+    const evaluation = await ingestCodingEvaluation(api);
+    await prisma.$executeRaw`UPDATE coding_evaluations SET created_at = '2026-03-04 07:06:07.891999+02', updated_at = '1999-12-31 23:59:59.9999-01' WHERE id = ${evaluation.id}::uuid`;
+
+    const { data } = await list(api);
+
+    expect(data?.data.map((e) => [e.created_at, e.updated_at])).toEqual([["2026-03-04T05:06:07.892Z", "2000-01-01T01:00:00.000Z"]]);
+  });
+
   it("when an evaluation is ingested with findings, then it is listed with every field and its findings embedded", async () => {
     const { api, orgId } = await server.newOrg();
     const auditId = randomUUID();
