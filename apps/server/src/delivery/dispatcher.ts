@@ -231,13 +231,22 @@ export function createDispatcher({
     }
     for (const r of rows) held.set(r.id, null);
     deliverer.claimed(endpoints, rows.map((r) => r.endpoint_id), mark);
+    // An endpoint found unreachable while this claim was on the wire rests now: its rows go back untried.
+    const restingNowSet = new Set(restingNow());
+    const back: Job[] = [];
     for (const d of rows) {
+      const job = { d, leaseToken, ev: events.get(d.event_id), since: mark };
+      if (restingNowSet.has(d.endpoint_id)) {
+        back.push(job);
+        continue;
+      }
       const jobs = ready.get(d.endpoint_id) ?? [];
-      jobs.push({ d, leaseToken, ev: events.get(d.event_id), since: mark });
+      jobs.push(job);
       ready.set(d.endpoint_id, jobs);
       bump(claimedPer, d.endpoint_id, 1);
       waiting++;
     }
+    if (back.length) void giveBack(back);
     pump(mark);
     return rows.length;
   }
