@@ -125,4 +125,12 @@ export default defineConfig(
   boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
   boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
   boundaries([`${SERVER}/config.ts`], { layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE] }),
+  // The worker role and what it starts from load no HTTP: the `worker` process is the engine alone.
+  boundaries([`${SERVER}/worker.ts`, `${SERVER}/start-options.ts`, `${SERVER}/deps.ts`], {
+    // the composition root wires the sender and the database, as before
+    prisma: false,
+    sender: false,
+    layers: EDGE,
+    extra: [{ regex: "^\\./(server|app)(\\.js)?$", message: "the worker role must not load the HTTP server (it is the engine alone)" }],
+  }),
 );

@@ -20,6 +20,12 @@ export async function loadServer() {
   return import(distUrl("index.js"));
 }
 
+/** The `worker` role alone (apps/server/src/worker.ts), loaded as the CLI's `worker` command loads it: without the HTTP stack. */
+export async function loadWorker() {
+  assertBuilt();
+  return import(distUrl("worker.js"));
+}
+
 /** Whether the build contains the delivery dispatcher (src/delivery/dispatcher.ts). */
 export function hasDispatcher() {
   return existsSync(join(DIST, "delivery", "dispatcher.js"));

@@ -2,10 +2,10 @@
 // the engine alone, no HTTP) in its own process, configured like the product server. Options
 // arrive as JSON in BENCH_SERVER_OPTIONS; it reports when its dispatcher has started.
 import { runAsChild, serverOptions } from "../lib/child-side.mjs";
-import { loadServer } from "../lib/pkg.mjs";
+import { loadWorker } from "../lib/pkg.mjs";
 
-const server = await loadServer();
-const worker = await server.startWorker({
+const { startWorker } = await loadWorker();
+const worker = await startWorker({
   logLevel: "warn",
   ...serverOptions(),
 });

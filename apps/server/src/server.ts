@@ -1,17 +1,15 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { buildApp } from "./app.js";
-import { DEFAULT_DELIVERY, loadConfig, type Config, type DeliveryConfig } from "./config.js";
-import { createDeps, type Deps, type DepsOverrides } from "./deps.js";
+import { createDeps, type Deps } from "./deps.js";
 import { loadOperations } from "./http/operations.js";
 import { answerClientError } from "./http/problem.js";
 import { internOneByteNames } from "./lib/one-byte-names.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 import { boundPort } from "./lib/bound-port.js";
+import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
 
-export interface StartServerOptions extends Partial<Omit<Config, "delivery">>, DepsOverrides {
-  delivery?: Partial<DeliveryConfig>;
-}
+export type { StartServerOptions } from "./start-options.js";
 
 export interface RunningServer {
   url: string;
@@ -22,18 +20,6 @@ export interface RunningServer {
   /** The in-process delivery engine; null with `dispatcher: false`. */
   dispatcher: Deps["dispatcher"];
   close(): Promise<void>;
-}
-
-/** The environment's configuration with the caller's options on top (shared by every process role). */
-export function resolveStartOptions(opts: StartServerOptions): { config: Config; overrides: DepsOverrides } {
-  const { logger, resolver, extraCa, migrate, database, clock, delivery, ...overrides } = opts;
-  const base = loadConfig();
-  const config: Config = {
-    ...base,
-    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
-    delivery: { ...DEFAULT_DELIVERY, ...base.delivery, ...delivery },
-  };
-  return { config, overrides: { logger, resolver, extraCa, migrate, database, clock } };
 }
 
 /**

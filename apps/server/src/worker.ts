@@ -3,7 +3,7 @@
 // on the embedded database only one process can open the data directory, so there the server's
 // own dispatcher is the engine.
 import { createDeps, type Deps } from "./deps.js";
-import { resolveStartOptions, type StartServerOptions } from "./server.js";
+import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
 
 export type StartWorkerOptions = Omit<StartServerOptions, "dispatcher" | "port" | "host">;
 

@@ -31,6 +31,9 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["db/x.ts", 'import { x } from "../repos/keyset.js";', "the database layer importing repositories"],
     ["http/x.ts", 'import { x } from "../repos/tokens.repo.js";', "HTTP middleware skipping services"],
     ["config.ts", 'import { x } from "./delivery/retry-schedule.js";', "config importing the engine"],
+    ["worker.ts", 'import { startServer } from "./server.js";', "the worker loading the HTTP server"],
+    ["start-options.ts", 'import { buildApp } from "./app.js";', "the roles' options loading the Express app"],
+    ["deps.ts", 'import { x } from "./http/problem.js";', "the composition root shared with the worker loading HTTP"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
