@@ -16,7 +16,7 @@ export interface Job {
   d: ClaimedDelivery;
   leaseToken: string;
   ev: QueueEvent | undefined;
-  /** the earliest endpoint read (by number) this row may be sent with */
+  /** the earliest endpoint read (by number) this row may be sent with: its claim's, or a later one */
   since: number;
 }
 
@@ -90,9 +90,10 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
   }
 
   /**
-   * The endpoint row an attempt uses: read no earlier than the moment the row began to wait for
-   * its slot, so a disable, delete or rotation committed meanwhile is seen at send time. Rows
-   * started straight from their claim use the claim's read; waiting rows share the next re-read.
+   * The endpoint row an attempt uses: read no earlier than `since`, the moment the row's slot
+   * freed (dispatcher.ts), so a disable, delete or rotation committed while it waited is seen at
+   * send time. Rows started straight from their claim use the claim's read; waiting rows share
+   * the next re-read.
    */
   function currentEndpoint(id: string, since: number): Promise<QueueEndpoint | undefined> {
     const known = endpointRows.get(id);
