@@ -124,12 +124,18 @@ async function ensureTemplate<Db>(options: TestDatabaseKitOptions<Db>, template:
   // Not marked as template yet: an earlier run died while building it.
   if (existing.rows[0]) await dropDatabase(admin, template);
 
-  // A new migration set: the old templates are dead weight.
-  const stale = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2", [
-    `${TEMPLATE_PREFIX}%`,
-    template,
-  ]);
-  for (const row of stale.rows) await dropDatabase(admin, row.datname);
+  // Templates of other migration sets are dead weight once nobody has used them for a while; a
+  // template still in use (another checkout's run on the same server) is left alone. Its last use
+  // is the time stamp in its comment.
+  const stale = await admin.query<{ datname: string; used: string | null }>(
+    `SELECT d.datname, shobj_description(d.oid, 'pg_database') AS used
+       FROM pg_database d WHERE d.datname LIKE $1 AND d.datname <> $2`,
+    [`${TEMPLATE_PREFIX}%`, template],
+  );
+  for (const row of stale.rows) {
+    const used = Number(row.used);
+    if (!Number.isFinite(used) || Date.now() - used > STALE_AFTER_MS) await dropDatabase(admin, row.datname);
+  }
 
   await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(template)}`);
   const db = await options.openUrl(withDatabase(baseUrl, template));
@@ -162,7 +168,10 @@ async function createPostgres<Db>(
     try {
       await dropStaleTestDatabases(admin);
       const template = migrated ? `${TEMPLATE_PREFIX}${migrationsKey()}` : "template0";
-      if (migrated) await ensureTemplate(options, template, admin, baseUrl);
+      if (migrated) {
+        await ensureTemplate(options, template, admin, baseUrl);
+        await admin.query(`COMMENT ON DATABASE ${pg.escapeIdentifier(template)} IS '${Date.now()}'`);
+      }
       await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE ${pg.escapeIdentifier(template)}`);
     } finally {
       await admin.query("SELECT pg_advisory_unlock($1)", [HARNESS_LOCK_KEY]);
