@@ -93,6 +93,21 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     if (e.type === "entity.parse.failed") {
       return sendProblem(req, res, new ValidationErrors([{ location: "body", name: "body", message: "is not valid JSON" }]));
     }
+    if (e.type === "request.aborted") {
+      // The client went away mid-upload: nobody is left to answer, and nothing of ours failed.
+      logger.info({ request_id: req.requestId }, "client aborted the request body");
+      res.destroy();
+      return;
+    }
+    // body-parser's and raw-body's own errors carry a `type`; a decoder's (zlib, brotli) do not
+    const encoding = req.get("content-encoding");
+    if (status === 400 && encoding && e.type === undefined && e.errors === undefined && /^[A-Za-z]+$/.test(encoding)) {
+      const name = encoding.slice(0, 20);
+      return sendProblem(req, res, new ValidationErrors([{ location: "body", name: "body", message: `is not ${name}-compressed data, as Content-Encoding: ${name} says` }]));
+    }
+    if (e.type === "request.size.invalid") {
+      return sendProblem(req, res, new ValidationErrors([{ location: "body", name: "body", message: "does not have the length Content-Length announces" }]));
+    }
     if (status === 413 || e.type === "entity.too.large") {
       return sendProblem(req, res, new AppError(413, "PAYLOAD_TOO_LARGE", "Payload too large", "The request body is too large."));
     }

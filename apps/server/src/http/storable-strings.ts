@@ -19,23 +19,46 @@ export interface StringIssue {
   message: string;
 }
 
-/** Every unstorable string (value or property name) in a parsed JSON document. */
-export function unstorableStrings(value: unknown, path: string[] = []): StringIssue[] {
+/** A place in the document as a chain to its parent: O(1) to extend, joined only for an issue. */
+type Place = { parent: Place; segment: string } | null;
+type Visit = { node: unknown; at: Place } | { badKey: string; at: Place };
+
+function nameOf(at: Place, prefix: readonly string[]): string {
+  const parts: string[] = [];
+  for (let p = at; p; p = p.parent) parts.push(p.segment);
+  return [...prefix, ...parts.reverse()].join(".") || "body";
+}
+
+/**
+ * Every unstorable string (value or property name) in a parsed JSON document, in document order.
+ * An explicit stack, not recursion: the walk is bounded by the document's size, never by the
+ * call stack.
+ */
+export function unstorableStrings(value: unknown, path: readonly string[] = []): StringIssue[] {
   const issues: StringIssue[] = [];
-  const visit = (node: unknown, at: string[]): void => {
+  const stack: Visit[] = [{ node: value, at: null }];
+  while (stack.length) {
+    const visit = stack.pop()!;
+    if ("badKey" in visit) {
+      issues.push({ name: nameOf(visit.at, path), message: `a property name ${visit.badKey}` });
+      continue;
+    }
+    const { node, at } = visit;
     if (typeof node === "string") {
       const why = unstorable(node);
-      if (why) issues.push({ name: at.join(".") || "body", message: why });
+      if (why) issues.push({ name: nameOf(at, path), message: why });
     } else if (Array.isArray(node)) {
-      node.forEach((item, i) => visit(item, [...at, String(i)]));
+      for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i], at: { parent: at, segment: String(i) } });
     } else if (node && typeof node === "object") {
-      for (const [key, item] of Object.entries(node)) {
+      const entries = Object.entries(node);
+      // pushed last first, so each name is looked at before its value, in document order
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, item] = entries[i]!;
+        stack.push({ node: item, at: { parent: at, segment: key } });
         const why = unstorable(key);
-        if (why) issues.push({ name: at.join(".") || "body", message: `a property name ${why}` });
-        visit(item, [...at, key]);
+        if (why) stack.push({ badKey: why, at });
       }
     }
-  };
-  visit(value, path);
+  }
   return issues;
 }

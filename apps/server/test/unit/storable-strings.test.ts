@@ -28,3 +28,12 @@ describe("unstorableStrings", () => {
     expect(unstorableStrings("\u0000")).toEqual([{ name: "body", message: expect.stringMatching(/NUL/) }]);
   });
 });
+
+describe("unstorableStrings on any depth", () => {
+  it("when a document nests 100,000 levels, then the walk finishes and names the deep string (no recursion)", () => {
+    let doc: unknown = "\u0000";
+    for (let i = 0; i < 100_000; i++) doc = [doc];
+    const [issue] = unstorableStrings(doc);
+    expect(issue!.name.split(".")).toHaveLength(100_000);
+  });
+});
