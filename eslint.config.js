@@ -7,6 +7,7 @@
 //   delivery                  (the engine; the only user of the sender)
 //   presenters                (stored row → API object; pure)
 //   repos, db                 (the only code that touches Prisma or SQL)
+//   contract                  (the one reader of openapi.yaml: parses, resolves $refs, matches paths)
 //   lib, net                  (leaf utilities; import no layer)
 //
 // A layer imports only layers below it. Type-only imports of Prisma's generated row types are
@@ -23,10 +24,15 @@ const SERVER = "apps/server/src";
 const layer = (name) => `(^|/)${name}/`;
 const PRISMA = ["(^|/)generated/prisma/", "^@prisma/", "^pglite-prisma-adapter$"];
 const SENDER = ["(^|/)delivery/sender(\\.js)?$"];
+// Only contract/ parses the contract or compiles its paths: one interpretation, one set of internals.
+const CONTRACT_READER = {
+  regex: "^(yaml|path-to-regexp|@apidevtools/json-schema-ref-parser)$",
+  message: "only contract/ reads openapi.yaml, resolves its references and matches its paths: ask contract/contract.ts",
+};
 
 /** One `no-restricted-imports` setting per directory: flat config replaces, not merges, rule
  * options, so each directory's entry lists every rule that applies to it. */
-function boundaries(files, { layers = [], prisma = true, sender = true, extra = [] }) {
+function boundaries(files, { layers = [], prisma = true, sender = true, contractReader = false, extra = [] }) {
   const patterns = [
     ...layers.map((name) => ({
       regex: layer(name),
@@ -36,6 +42,7 @@ function boundaries(files, { layers = [], prisma = true, sender = true, extra = 
       ? [{ regex: PRISMA.join("|"), allowTypeImports: true, message: "only repos/ and db/ touch Prisma at run time; import row types with `import type`" }]
       : []),
     ...(sender ? [{ regex: SENDER.join("|"), message: "only delivery/ sends webhooks" }] : []),
+    ...(contractReader ? [] : [CONTRACT_READER]),
     ...extra,
   ];
   return { files, rules: { "@typescript-eslint/no-restricted-imports": ["error", { patterns }] } };
@@ -105,23 +112,28 @@ export default defineConfig(
     },
   },
 
-  // The server's layers, lowest first.
-  boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`], {
+  // The server's layers, lowest first; files no layer rule names still may not read the contract.
+  boundaries([`${SERVER}/**/*.ts`], { prisma: false, sender: false }),
+  boundaries([`${SERVER}/contract/**/*.ts`], {
+    contractReader: true,
     layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE],
+  }),
+  boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`], {
+    layers: ["contract", "db", "repos", "presenters", "delivery", "services", ...EDGE],
   }),
   boundaries([`${SERVER}/db/**/*.ts`], {
     prisma: false,
-    layers: ["repos", "presenters", "delivery", "services", ...EDGE],
+    layers: ["contract", "repos", "presenters", "delivery", "services", ...EDGE],
   }),
   boundaries([`${SERVER}/repos/**/*.ts`], {
     prisma: false,
-    layers: ["presenters", "delivery", "services", ...EDGE],
+    layers: ["contract", "presenters", "delivery", "services", ...EDGE],
   }),
   boundaries([`${SERVER}/presenters/**/*.ts`], {
-    layers: ["db", "repos", "delivery", "services", ...EDGE],
+    layers: ["contract", "db", "repos", "delivery", "services", ...EDGE],
   }),
-  boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["presenters", "services", ...EDGE] }),
-  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["delivery", ...EDGE] }),
+  boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["contract", "presenters", "services", ...EDGE] }),
+  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["contract", "delivery", ...EDGE] }),
   boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
   boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
   boundaries([`${SERVER}/config.ts`], { layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE] }),

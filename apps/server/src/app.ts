@@ -1,12 +1,12 @@
 import { idempotency } from "./http/idempotency.js";
 import type { SecretBox } from "./lib/secret-box.js";
 import express, { type Express } from "express";
+import type { Contract } from "./contract/contract.js";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
 import { authenticate } from "./http/auth.js";
 import { docsRoutes } from "./http/docs.js";
 import { jsonBody } from "./http/json-body.js";
-import type { OperationIndex } from "./http/operations.js";
 import { notFound, problemHandler } from "./http/problem.js";
 import { rateLimiter } from "./http/rate-limit.js";
 import { requestId } from "./http/request-id.js";
@@ -24,9 +24,9 @@ export interface AppDeps {
   services: Services;
   /** seals stored idempotent responses (they may carry a signing secret) */
   secretBox: SecretBox;
-  operations: OperationIndex;
+  /** openapi.yaml, read once (contract/contract.ts) */
+  contract: Contract;
   logger: Logger;
-  specPath: string;
   docsDir: string;
   validateResponses: boolean;
   bodyLimitBytes: number;
@@ -50,10 +50,10 @@ export function buildApp(d: AppDeps): Express {
   app.get("/", (_req, res) => {
     res.redirect(302, "/docs");
   });
-  app.use(authenticate(d.operations, d.services.tokens.verify));
+  app.use(authenticate(d.contract, d.services.tokens.verify));
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
   app.use(jsonBody(d.bodyLimitBytes));
-  app.use(contractValidator(d.specPath, d.validateResponses));
+  app.use(contractValidator(d.contract, d.validateResponses));
   app.use(idempotency({ service: d.services.idempotency, logger: d.logger }));
   // The two large lists first: every request walks the router's layers in order until one
   // matches, and theirs are the busiest paths (the paths are disjoint, so order changes nothing else).

@@ -2,9 +2,8 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { buildApp } from "./app.js";
 import { createDeps, type Deps } from "./deps.js";
-import { loadOperations } from "./http/operations.js";
+import { loadContract } from "./contract/contract.js";
 import { answerClientError } from "./http/problem.js";
-import { internOneByteNames } from "./lib/one-byte-names.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 import { boundPort } from "./lib/bound-port.js";
 import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
@@ -28,15 +27,14 @@ export interface RunningServer {
  */
 export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
   const { config, overrides } = resolveStartOptions(opts);
-  internOneByteNames(SPEC_PATH);
+  const contract = loadContract(SPEC_PATH);
   const deps = await createDeps(config, overrides);
   const app = buildApp({
     db: deps.db,
     services: deps.services,
     secretBox: deps.secretBox,
-    operations: loadOperations(SPEC_PATH),
+    contract,
     logger: deps.logger,
-    specPath: SPEC_PATH,
     docsDir: DOCS_DIR,
     validateResponses: config.validateResponses,
     bodyLimitBytes: config.bodyLimitBytes,

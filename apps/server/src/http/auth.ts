@@ -1,7 +1,8 @@
 import type { RequestHandler } from "express";
 import { InsufficientScopeError, UnauthenticatedError } from "../lib/errors.js";
 import type { AuthContext } from "./context.js";
-import type { OperationIndex } from "./operations.js";
+import type { Contract } from "../contract/contract.js";
+import { operationOf } from "./operations.js";
 
 export type TokenVerifier = (token: string) => Promise<AuthContext | null>;
 
@@ -13,9 +14,9 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
  * decides the org, the contract decides the scope. Unknown routes pass through to the 404, and
  * operations the contract declares with `security: []` pass without a token.
  */
-export function authenticate(operations: OperationIndex, verify: TokenVerifier): RequestHandler {
+export function authenticate(contract: Contract, verify: TokenVerifier): RequestHandler {
   return async (req, _res, next) => {
-    const op = operations.match(req.method, req.path);
+    const op = operationOf(contract, req)?.operation;
     if (!op || op.public) return next();
     req.operationId = op.operationId;
     const match = BEARER.exec(req.get("authorization") ?? "");

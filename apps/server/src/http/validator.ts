@@ -1,13 +1,13 @@
-import { readFileSync } from "node:fs";
 import type { ProblemIssue } from "@audit-review/api-types/internal";
 import type { ErrorRequestHandler, Request, RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
-import { parse } from "yaml";
 import { ValidationErrors } from "../lib/errors.js";
-import { isRecord, recordOf } from "../lib/narrow.js";
+import type { Contract } from "../contract/contract.js";
+import { isRecord } from "../lib/narrow.js";
+import { operationOf } from "./operations.js";
 import { toIssue } from "./problem.js";
-import { dedupeIssues, RequestHygiene } from "./request-hygiene.js";
-import { memoiseValidatorRouteRegexps } from "./validator-routes.js";
+import { checkRequest, dedupeIssues } from "./request-hygiene.js";
+import { compileValidatorRoutesFromContract } from "./validator-routes.js";
 
 type Json = unknown;
 
@@ -53,16 +53,15 @@ const found = new WeakMap<Request, ProblemIssue[]>();
  * removed before the validator runs, so it validates the rest and one problem lists both.
  * The validator re-reads the raw query from `originalUrl`, hence both are rewritten.
  */
-function hygiene(check: RequestHygiene): RequestHandler {
+function hygiene(contract: Contract): RequestHandler {
   return (req, _res, next) => {
     const q = req.originalUrl.indexOf("?");
     const rawQuery = q < 0 ? "" : req.originalUrl.slice(q + 1);
-    const rawPath = q < 0 ? req.originalUrl : req.originalUrl.slice(0, q);
-    const { issues, clean } = check.check(req.method, rawPath, rawQuery, req.body);
+    const { issues, clean } = checkRequest(operationOf(contract, req), rawQuery, req.body);
     if (issues.length) found.set(req, issues);
     if (clean !== rawQuery) {
       const suffix = clean ? `?${clean}` : "";
-      req.originalUrl = rawPath + suffix;
+      req.originalUrl = (q < 0 ? req.originalUrl : req.originalUrl.slice(0, q)) + suffix;
       req.url = req.url.split("?")[0] + suffix;
     }
     next();
@@ -86,11 +85,10 @@ const failOnEarlyIssues: RequestHandler = (req, _res, next) => {
   next(early ? new ValidationErrors(early) : undefined);
 };
 
-export function contractValidator(specPath: string, validateResponses: boolean): Array<RequestHandler | ErrorRequestHandler> {
-  const raw = recordOf(parse(readFileSync(specPath, "utf8")));
-  const spec = forAjv(raw);
-  if (!isOpenApi3(spec)) throw new Error(`${specPath} is not an OpenAPI 3.0 document`);
-  memoiseValidatorRouteRegexps();
+export function contractValidator(contract: Contract, validateResponses: boolean): Array<RequestHandler | ErrorRequestHandler> {
+  const spec = forAjv(contract.document);
+  if (!isOpenApi3(spec)) throw new Error("the contract is not an OpenAPI 3.0 document");
+  compileValidatorRoutesFromContract(contract);
   const validator = OpenApiValidator.middleware({
     apiSpec: spec,
     // allErrors: a problem names every offending parameter and field, not only the first
@@ -100,5 +98,5 @@ export function contractValidator(specPath: string, validateResponses: boolean):
     validateFormats: true,
     ajvFormats: { mode: "full" },
   });
-  return [hygiene(new RequestHygiene(raw)), ...validator, mergeFailure, failOnEarlyIssues];
+  return [hygiene(contract), ...validator, mergeFailure, failOnEarlyIssues];
 }

@@ -31,3 +31,29 @@ export function exclusiveBound(value: string, side: "after" | "before"): Date | 
   else t += Number(frac.slice(0, 3).padEnd(3, "0")) + (side === "before" && /[1-9]/.test(frac.slice(3)) ? 1 : 0);
   return new Date(Math.max(t, EARLIEST));
 }
+
+/** The last instant an RFC 3339 date-time (four-digit years) can name and the API can return. */
+const LATEST = utc(9999, 12, 31, 23, 59, 59) + 999;
+const FULL_DATE = /^(\d{4})-\d\d-\d\d$/;
+
+/**
+ * Why a `date-time` or `date` the schema accepts cannot be stored as the instant or day it names,
+ * or undefined when it can. The schema's format check lets through what neither JavaScript nor
+ * PostgreSQL represents: a leap second (`23:59:60`), an offset without its colon (`+01`), year
+ * 0000 (PostgreSQL has no year 0), and offsets that carry an instant past year 9999, which the
+ * API could not write back as a four-digit year.
+ */
+export function unstorableDate(value: string, format: "date" | "date-time"): string | undefined {
+  if (format === "date") {
+    const m = FULL_DATE.exec(value);
+    return m && m[1] === "0000" ? "must be a date from 0001-01-01 on (there is no year 0000)" : undefined;
+  }
+  const m = RFC3339.exec(value);
+  if (!m) return "must be an RFC 3339 date-time with a colon in its offset, e.g. 2026-11-21T09:30:00.000Z or …+01:00";
+  const [, y = "", mo = "", d = "", h = "", mi = "", s = "", , , sign, oh = "", om = ""] = m;
+  if (s === "60") return "must not be a leap second (:60): it cannot be stored; send :59.999 or the next minute";
+  const offsetMs = sign ? (sign === "-" ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000 : 0;
+  const t = utc(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s)) - offsetMs;
+  if (t < EARLIEST || t > LATEST) return "must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z";
+  return undefined;
+}

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { loadOperations } from "../../src/http/operations.js";
+import { loadContract } from "../../src/contract/contract.js";
 import { SPEC_PATH } from "../../src/lib/paths.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
 import { createBody, createEndpoint, documentedStatuses, ingestQuestionSet, PUBLIC_HOST, questionSetBody, rawProblem, useApiServer } from "../harness/factories.js";
@@ -83,7 +83,7 @@ function send(op: Operation, headers: Record<string, string>, id = randomUUID())
 
 describe("authentication and scopes", () => {
   it("when the contract is read, then every operation is in this file's table with its scope", () => {
-    const all = loadOperations(SPEC_PATH).all;
+    const all = loadContract(SPEC_PATH).operations;
     // security: [] operations (health, docs, spec) are tokenless: test/api/docs.test.ts
     expect(all.filter((o) => o.public).map((o) => o.path).sort()).toEqual(["/docs", "/healthz", "/openapi.json", "/openapi.yaml", "/readyz"]);
     const fromContract = all.filter((o) => !o.public).map((o) => [o.operationId, o.method, o.requiredScopes]);

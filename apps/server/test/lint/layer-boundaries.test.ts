@@ -34,6 +34,11 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["worker.ts", 'import { startServer } from "./server.js";', "the worker loading the HTTP server"],
     ["start-options.ts", 'import { buildApp } from "./app.js";', "the roles' options loading the Express app"],
     ["deps.ts", 'import { x } from "./http/problem.js";', "the composition root shared with the worker loading HTTP"],
+    ["http/x.ts", 'import { parse } from "yaml";', "a second reader of the contract"],
+    ["server.ts", 'import { parse } from "yaml";', "a second reader of the contract outside any layer"],
+    ["http/x.ts", 'import { pathToRegexp } from "path-to-regexp";', "a second path matcher"],
+    ["lib/x.ts", 'import { loadContract } from "../contract/contract.js";', "a leaf utility reading the contract"],
+    ["delivery/x.ts", 'import { loadContract } from "../contract/contract.js";', "the engine reading the contract"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
@@ -48,6 +53,9 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["delivery/x.ts", 'import { x } from "../repos/deliveries-queue.repo.js";'],
     ["routes/x.routes.ts", 'import { x } from "../services/index.js";'],
     ["routes/x.routes.ts", 'import { x } from "../presenters/x.presenter.js";'],
+    ["contract/x.ts", 'import { parse } from "yaml";'],
+    ["http/x.ts", 'import type { Contract } from "../contract/contract.js";'],
+    ["server.ts", 'import { loadContract } from "./contract/contract.js";'],
   ])("allows %s: %s", async (file, code) => {
     expect(await refused(file, code)).toBe(false);
   });
