@@ -4,6 +4,7 @@ import type { Readable } from "node:stream";
 import { createSecureContext, rootCertificates } from "node:tls";
 import { Agent, buildConnector } from "undici";
 import { errorField, isRecord } from "../lib/narrow.js";
+import { TRANSPORT_HEADERS } from "../lib/receiver-headers.js";
 import type { AddressPolicy } from "../net/ip-policy.js";
 import type { ResolvedAddress, Resolver } from "../net/resolver.js";
 
@@ -215,9 +216,6 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
   }
   return flat;
 }
-
-// Framing and routing headers are the transport's job; a stored header set must never override them.
-const TRANSPORT_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "expect", "te", "trailer", "proxy-connection", "user-agent"]);
 
 function outgoingHeaders(headers: Record<string, string>, userAgent: string): Record<string, string> {
   const out: Record<string, string> = {};

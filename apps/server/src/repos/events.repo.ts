@@ -24,6 +24,19 @@ export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { r
 const UUIDV7_SQL = `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing
   substring(int8send((extract(epoch from clock_timestamp()) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid`;
 
+/** The endpoints of the org ($2) that take new deliveries at all: live and enabled. */
+const LIVE_ENDPOINTS = "webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS NULL AND e.status = 'enabled'";
+
+/**
+ * The one statement of which live endpoint (`e`) an event fans out to: subscribed to its type,
+ * and passing the set and result filters (an empty set filter means every set). Given SQL
+ * expressions for the event's type, question set and result.
+ */
+const fanOutFilter = (type: string, questionSetId: string, result: string) =>
+  `${type} = ANY (e.event_types)
+     AND (coalesce(cardinality(e.filter_question_set_ids), 0) = 0 OR ${questionSetId} = ANY (e.filter_question_set_ids))
+     AND e.filter_audit_results IN ('all', ${result})`;
+
 /**
  * Stores the event and, in the same statement (one round trip, one commit), one pending delivery
  * per matching endpoint: live, enabled, subscribed, and passing its set and result filters, or
@@ -38,11 +51,9 @@ WITH ev AS (
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
   SELECT ${UUIDV7_SQL}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, $11, $11, $11, CASE WHEN $12 THEN 'test' ELSE 'scheduled' END
-  FROM ev JOIN webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS NULL AND e.status = 'enabled'
+  FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE CASE WHEN $13::uuid IS NULL
-    THEN $3 = ANY (e.event_types)
-     AND (coalesce(cardinality(e.filter_question_set_ids), 0) = 0 OR $5::uuid = ANY (e.filter_question_set_ids))
-     AND e.filter_audit_results IN ('all', $7)
+    THEN ${fanOutFilter("$3", "$5::uuid", "$7")}
     ELSE e.id = $13::uuid END
   ON CONFLICT (event_id, endpoint_id) DO NOTHING
   RETURNING id
@@ -79,10 +90,8 @@ WITH input AS (
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
   SELECT ${UUIDV7_SQL}, $2, e.id, ev.id, ev.type, ev.audit_id, false, 'pending', 0, $3, $3, $3, 'scheduled'
-  FROM ev JOIN webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS NULL AND e.status = 'enabled'
-  WHERE ev.type = ANY (e.event_types)
-    AND (coalesce(cardinality(e.filter_question_set_ids), 0) = 0 OR ev.question_set_id = ANY (e.filter_question_set_ids))
-    AND e.filter_audit_results IN ('all', ev.result)
+  FROM ev JOIN ${LIVE_ENDPOINTS}
+  WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result")}
   ON CONFLICT (event_id, endpoint_id) DO NOTHING
   RETURNING event_id
 )

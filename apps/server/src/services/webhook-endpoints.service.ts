@@ -13,6 +13,7 @@ import { EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlErro
 import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
+import { isReservedHeaderName } from "../lib/receiver-headers.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import { generateSigningSecret, secretHint } from "../lib/signing-secrets.js";
 import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
@@ -20,7 +21,7 @@ import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
 import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 
 export const ENDPOINT_LIMIT = 20;
-/** How far back a recovery may reach (DESIGN.md §7). */
+/** How far back a recovery may reach (the contract's `RecoverRequest`: "at most 14 days back"). */
 export const RECOVERY_WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
   "data.documentId",
@@ -33,7 +34,6 @@ export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
 
 // an HTTP token (RFC 9110 §5.6.2) of at most 256 characters, as the contract documents
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
-const RESERVED_HEADERS = new Set(["host", "content-type", "content-length", "transfer-encoding", "connection", "user-agent"]);
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** Prisma's Bytes is a Uint8Array over a plain ArrayBuffer. */
@@ -66,7 +66,7 @@ async function receiverAuth(
         // header names are case-insensitive: two spellings would send one header twice
         if (seen.has(lower)) throw new ValidationError("body", "authentication.headers", `"${name}" is given more than once`);
         seen.add(lower);
-        if (RESERVED_HEADERS.has(lower) || lower.startsWith("webhook-")) {
+        if (isReservedHeaderName(name)) {
           throw new ValidationError("body", "authentication.headers", `"${name}" is reserved and cannot be set`);
         }
         if (!HEADER_VALUE.test(value)) throw new ValidationError("body", "authentication.headers", `the value of "${name}" has characters not allowed in a header`);
@@ -100,6 +100,20 @@ function payloadFields(fields: PayloadField[] | undefined): PayloadField[] {
   return chosen;
 }
 
+/** The stored payload columns of a `payload` object, its omitted fields at their defaults (create and a replacing update alike). */
+function payloadColumns(payload: CreateWebhookEndpointRequest["payload"]) {
+  return {
+    payload_format: payload?.format ?? "standard_v1",
+    payload_fields: payloadFields(payload?.fields),
+    payload_result_format: payload?.result_format ?? "normalized",
+    payload_responses_filter: payload?.responses_filter ?? "all",
+    payload_include_informational: payload?.include_informational_questions ?? false,
+  } satisfies Prisma.WebhookEndpointUpdateManyMutationInput;
+}
+
+/** Why a recovery's `since` is refused when it reaches further back than the window. */
+const RECOVERY_TOO_OLD = `must be at most ${RECOVERY_WINDOW_MS / (24 * 3600_000)} days back`;
+
 export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
   const { endpoints, questionSets, secretBox, urlCheck } = deps;
 
@@ -130,7 +144,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
 
     async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
       await checkUrl(body.url);
-      const fields = payloadFields(body.payload?.fields);
+      const payload = payloadColumns(body.payload);
       const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
       const receiver = await receiverAuth(body.authentication, urlCheck);
 
@@ -145,11 +159,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
         event_types: body.event_types ?? ["audit.completed"],
         filter_question_set_ids: setIds,
         filter_audit_results: body.filters?.audit_results ?? "all",
-        payload_format: body.payload?.format ?? "standard_v1",
-        payload_fields: fields,
-        payload_result_format: body.payload?.result_format ?? "normalized",
-        payload_responses_filter: body.payload?.responses_filter ?? "all",
-        payload_include_informational: body.payload?.include_informational_questions ?? false,
+        ...payload,
         ...receiver.stored,
         auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
         secret_enc: toBytes(secretBox.seal(secret)),
@@ -182,13 +192,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
         data.filter_question_set_ids = await checkQuestionSets(auth, body.filters.question_set_ids ?? []);
         data.filter_audit_results = body.filters.audit_results ?? "all";
       }
-      if (body.payload !== undefined) {
-        data.payload_format = body.payload.format ?? "standard_v1";
-        data.payload_fields = payloadFields(body.payload.fields);
-        data.payload_result_format = body.payload.result_format ?? "normalized";
-        data.payload_responses_filter = body.payload.responses_filter ?? "all";
-        data.payload_include_informational = body.payload.include_informational_questions ?? false;
-      }
+      if (body.payload !== undefined) Object.assign(data, payloadColumns(body.payload));
       if (body.authentication !== undefined) {
         const receiver = await receiverAuth(body.authentication, urlCheck);
         data.auth_type = receiver.stored.auth_type;
@@ -215,7 +219,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       const since = new Date(body.since);
       const until = body.until !== undefined ? new Date(body.until) : new Date(now);
       const issues = [];
-      if (since.getTime() < now - RECOVERY_WINDOW_MS) issues.push({ name: "since", message: "must be at most 14 days back" });
+      if (since.getTime() < now - RECOVERY_WINDOW_MS) issues.push({ name: "since", message: RECOVERY_TOO_OLD });
       if (until.getTime() <= since.getTime()) issues.push({ name: "until", message: "must be after since" });
       if (issues.length) throw ValidationError.many("body", issues);
       const endpoint = await findOrThrow(auth, id);

@@ -601,7 +601,7 @@ export interface components {
             type: "headers";
         };
         /**
-         * @description Custom headers sent with every delivery. 1–10 headers; names must be valid HTTP tokens of at most 256 characters and not reserved (Host, Content-Type, Content-Length, Transfer-Encoding, Connection, User-Agent, `webhook-*`). Values are write-only.
+         * @description Custom headers sent with every delivery. 1–10 headers; names must be valid HTTP tokens of at most 256 characters and not reserved (Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, Expect, TE, Trailer, Proxy-Connection, User-Agent, Content-Type, X-Signature-256, `webhook-*`: the transport and every delivery set these themselves). Values are write-only.
          * @example {
          *       "type": "headers",
          *       "headers": {
