@@ -6,6 +6,7 @@ import type { Clock } from "./clock.js";
 import type { AttemptResult } from "./outcome.js";
 import { prepare, type SigningKeys } from "./prepare.js";
 import type { ReceiverAuth } from "./receiver-auth.js";
+import { redactionForms, redactPreview } from "./redact.js";
 import { parseRetryAfter } from "./retry-schedule.js";
 import type { Sender } from "./sender.js";
 
@@ -38,10 +39,13 @@ export function createAttempt({ sender, receiverAuth, clock }: AttemptDeps): Att
     if (!auth.ok) return report({ ok: false, status: null, error: auth.error, retryAfterMs: null, responseBody: null });
     const send = (authHeaders: Record<string, string>) => sender.send(prepare({ endpoint, event, signing, authHeaders, at: clock.now() }));
     let res = await send(auth.headers);
+    // the receiver has seen every secret sent to it in this attempt: the refused token too
+    const secrets = [...auth.secrets];
     if (res.status === 401 && auth.refreshable) {
       receiverAuth.invalidate(endpoint, auth.headers);
       auth = await receiverAuth.headersFor(endpoint);
       if (!auth.ok) return report({ ok: false, status: null, error: auth.error, retryAfterMs: null, responseBody: null });
+      secrets.push(...auth.secrets);
       res = await send(auth.headers);
     }
     return report({
@@ -49,7 +53,7 @@ export function createAttempt({ sender, receiverAuth, clock }: AttemptDeps): Att
       status: res.status,
       error: res.error,
       retryAfterMs: parseRetryAfter(res.headers["retry-after"], clock.now()),
-      responseBody: res.responseBody,
+      responseBody: res.responseBody === null || secrets.length === 0 ? res.responseBody : redactPreview(res.responseBody, redactionForms(secrets)),
     });
   };
 }

@@ -27,6 +27,8 @@ export type AuthResult =
       headers: Record<string, string>;
       /** true when a 401 may be cured by fetching a new token (OAuth2) */
       refreshable: boolean;
+      /** every secret behind these headers (values, the Basic password and pair, token, client secret): cut from what is stored of the answer */
+      secrets: readonly string[];
     }
   | { ok: false; error: AuthError };
 
@@ -59,6 +61,7 @@ type OAuthConfig = AuthenticationOAuth2;
 
 interface CachedToken {
   token: string;
+  clientSecret: string;
   /** when to stop using it: shortly before it really expires */
   refreshAt: number;
 }
@@ -146,16 +149,16 @@ export function createReceiverAuth({
       // Counted from when we asked: the token's clock started no later than that.
       const refreshAt = requestedAt + lifetime - margin;
       prune(now());
-      if (refreshAt > now()) tokens.set(key, { token: parsed.token, refreshAt });
+      if (refreshAt > now()) tokens.set(key, { token: parsed.token, clientSecret, refreshAt });
     }
-    return { ok: true, headers: { authorization: `Bearer ${parsed.token}` }, refreshable: true };
+    return { ok: true, headers: { authorization: `Bearer ${parsed.token}` }, refreshable: true, secrets: [parsed.token, clientSecret] };
   }
 
   async function oauth2(endpoint: AuthEndpoint, c: OAuthConfig): Promise<AuthResult> {
     const key = keyOf(endpoint, c);
     const cached = tokens.get(key);
     if (cached && cached.refreshAt > now()) {
-      return { ok: true, headers: { authorization: `Bearer ${cached.token}` }, refreshable: true };
+      return { ok: true, headers: { authorization: `Bearer ${cached.token}` }, refreshable: true, secrets: [cached.token, cached.clientSecret] };
     }
     const pending = fetching.get(key);
     if (pending) return pending;
@@ -172,17 +175,19 @@ export function createReceiverAuth({
       if (!config) return authError(`the stored authentication settings (type ${JSON.stringify(endpoint.auth_type)}) cannot be read`);
       switch (config.type) {
         case "none":
-          return { ok: true, headers: {}, refreshable: false };
+          return { ok: true, headers: {}, refreshable: false, secrets: [] };
         case "headers": {
           const headers = secretsOf(endpoint)?.headers;
           if (!isRecord(headers) || !Object.values(headers).every((v) => typeof v === "string")) return authError("the stored receiver headers cannot be read");
-          return { ok: true, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, String(v)])), refreshable: false };
+          const values = Object.values(headers).map(String);
+          return { ok: true, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, String(v)])), refreshable: false, secrets: values };
         }
         case "basic": {
           const password = secretsOf(endpoint)?.password;
           if (typeof password !== "string") return authError("the stored Basic password cannot be read");
-          const credentials = Buffer.from(`${config.username}:${password}`, "utf8").toString("base64");
-          return { ok: true, headers: { authorization: `Basic ${credentials}` }, refreshable: false };
+          const pair = `${config.username}:${password}`;
+          const credentials = Buffer.from(pair, "utf8").toString("base64");
+          return { ok: true, headers: { authorization: `Basic ${credentials}` }, refreshable: false, secrets: [pair, password, credentials] };
         }
         case "oauth2_client_credentials":
           return oauth2(endpoint, config);

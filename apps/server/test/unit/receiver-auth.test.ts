@@ -52,27 +52,28 @@ const token = (value: string, expires_in?: number) => () => answer(200, { access
 describe("createReceiverAuth", () => {
   it("When the endpoint uses no authentication, Then no header is added", async () => {
     const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
-    expect(await auth.headersFor({ id: "e", auth_type: "none", auth_config: {}, auth_secret_enc: null })).toEqual({ ok: true, headers: {}, refreshable: false });
+    expect(await auth.headersFor({ id: "e", auth_type: "none", auth_config: {}, auth_secret_enc: null })).toEqual({ ok: true, headers: {}, refreshable: false, secrets: [] });
   });
 
   it("When the endpoint uses custom headers, Then the sealed values are sent", async () => {
     const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
     const ep = { id: "e", auth_type: "headers", auth_config: { header_names: ["X-Api-Key"] }, auth_secret_enc: sealed(JSON.stringify({ headers: { "X-Api-Key": "k3y" } })) };
-    expect(await auth.headersFor(ep)).toEqual({ ok: true, headers: { "X-Api-Key": "k3y" }, refreshable: false });
+    expect(await auth.headersFor(ep)).toEqual({ ok: true, headers: { "X-Api-Key": "k3y" }, refreshable: false, secrets: ["k3y"] });
   });
 
   it("When the endpoint uses Basic, Then Authorization carries base64(username:password)", async () => {
     const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
     const ep = { id: "e", auth_type: "basic", auth_config: { username: "ars" }, auth_secret_enc: sealed(JSON.stringify({ password: "pä:ss" })) };
     const result = await auth.headersFor(ep);
-    expect(result).toEqual({ ok: true, headers: { authorization: `Basic ${Buffer.from("ars:pä:ss").toString("base64")}` }, refreshable: false });
+    const b64 = Buffer.from("ars:pä:ss").toString("base64");
+    expect(result).toEqual({ ok: true, headers: { authorization: `Basic ${b64}` }, refreshable: false, secrets: ["ars:pä:ss", "pä:ss", b64] });
   });
 
   it("When a token is needed, Then it is fetched with client_secret_post and cached", async () => {
     const server = tokenServer([token("t1", 3600)]);
     const auth = createReceiverAuth({ sender: server.sender, secretBox: box });
-    expect(await auth.headersFor(oauthEndpoint())).toEqual({ ok: true, headers: { authorization: "Bearer t1" }, refreshable: true });
-    expect(await auth.headersFor(oauthEndpoint())).toMatchObject({ headers: { authorization: "Bearer t1" } });
+    expect(await auth.headersFor(oauthEndpoint())).toEqual({ ok: true, headers: { authorization: "Bearer t1" }, refreshable: true, secrets: ["t1", CLIENT_SECRET] });
+    expect(await auth.headersFor(oauthEndpoint())).toMatchObject({ headers: { authorization: "Bearer t1" }, secrets: ["t1", CLIENT_SECRET] });
     expect(server.requests).toHaveLength(1);
     const [req] = server.requests;
     expect(req).toMatchObject({ url: "https://auth.acme-receiver.com/token", method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" } });
