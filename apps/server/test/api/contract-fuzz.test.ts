@@ -10,7 +10,7 @@ import { useApiServer } from "../harness/factories.js";
 import { everyNameResolves } from "../fuzz/resolver.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
 
 const server = await useApiServer({ resolver: everyNameResolves });
 

@@ -154,7 +154,8 @@ export async function fuzzContract(o: FuzzOptions): Promise<FuzzStats> {
     // A dropped path parameter can turn the URL into another operation's (`/webhook_endpoints/`
     // is the list): the contract's answer is that operation's.
     const op = routeOf(r.method, url) ?? byId.get(r.operationId)!;
-    const res = await fetch(o.baseUrl + url, { method: r.method, headers: r.headers, ...(r.body !== undefined ? { body: withKnownIds(r.body, known) } : {}) });
+    const sent = typeof r.body === "string" ? withKnownIds(r.body, known) : r.body;
+    const res = await fetch(o.baseUrl + url, { method: r.method, headers: r.headers, ...(sent !== undefined ? { body: sent } : {}) });
     const text = await res.text();
     let body: unknown;
     try {
@@ -168,7 +169,7 @@ export async function fuzzContract(o: FuzzOptions): Promise<FuzzStats> {
     if (res.ok) harvestIds(body, known);
     const wrong = judge(op, res.status, res.headers.get("content-type") ?? "", res.headers.get("x-request-id"), body, text, validate);
     if (wrong.length) {
-      throw new Error(`${r.method} ${url} ${r.body !== undefined ? `body ${r.body.slice(0, 500)} ` : ""}(${r.mutated ?? "valid"}) → ${res.status} ${text.slice(0, 500)}\n  ${wrong.join("\n  ")}`);
+      throw new Error(`${r.method} ${url} ${r.body !== undefined ? `body ${String(r.body).slice(0, 500)} ` : ""}(${r.mutated ?? "valid"}) → ${res.status} ${text.slice(0, 500)}\n  ${wrong.join("\n  ")}`);
     }
   };
 

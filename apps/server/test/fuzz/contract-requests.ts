@@ -32,7 +32,8 @@ export interface GeneratedRequest {
   /** path and query, already encoded (possibly badly, on purpose) */
   url: string;
   headers: Record<string, string>;
-  body?: string;
+  /** text, or bytes for bodies that are not valid UTF-8 on purpose */
+  body?: string | Buffer;
   /** whether the generator broke something on purpose (a 2xx is then still allowed: broken may happen to be valid) */
   mutated: string | undefined;
 }
@@ -250,6 +251,56 @@ const paramBreak = fc.record({
   pick: fc.nat(100),
 });
 
+/**
+ * Inputs that overwhelm rather than mistype: deep nesting, very wide arrays and objects, numbers
+ * no double holds, a property name twice, bytes that are not UTF-8, and oversized headers. Sizes
+ * stay under the body limit (1 MiB) so the body is read, not refused for its size.
+ */
+const HOSTILE_BODY = ["deep", "deep-inside", "wide-array", "wide-object", "huge-number", "duplicate-key", "invalid-utf8"] as const;
+const HOSTILE_HEADER = ["big-header", "big-authorization"] as const;
+type HostileKind = (typeof HOSTILE_BODY)[number] | (typeof HOSTILE_HEADER)[number];
+const HUGE_NUMBERS = ["1e400", "-1e400", "1e-400", "123456789012345678901234567890123456789", `0.${"0".repeat(400)}1`, "9".repeat(400), "-0.0e-0"];
+const BAD_UTF8 = [[0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80], [0x80]];
+
+const hostile = (withBody: boolean) =>
+  fc.record({
+    kind: fc.constantFrom<HostileKind>(...(withBody ? [...HOSTILE_BODY, ...HOSTILE_HEADER] : HOSTILE_HEADER)),
+    size: fc.integer({ min: 33, max: 5_000 }),
+    width: fc.integer({ min: 1_000, max: 60_000 }),
+    pick: fc.nat(1_000),
+  });
+
+/** The valid body's text made hostile in one way (a Buffer when it is no longer UTF-8). */
+function hostileBody(text: string, h: { kind: HostileKind; size: number; width: number; pick: number }): string | Buffer {
+  const deep = "[".repeat(h.size) + "]".repeat(h.size);
+  // the position right after the first `:` of the top-level object, where a value starts
+  const colon = text.startsWith("{") ? text.indexOf(":") + 1 : 0;
+  const replaceFirstValue = (value: string) => (colon > 0 ? `${text.slice(0, colon)}${value},${text.slice(colon)}`.replace(/,(,|})/, "$1") : value);
+  switch (h.kind) {
+    case "deep":
+      return deep;
+    case "deep-inside":
+      return text.startsWith("{") && text !== "{}" ? `{"x_deep":${deep},${text.slice(1)}` : deep;
+    case "wide-array":
+      return replaceFirstValue(`[${"1,".repeat(h.width)}1]`);
+    case "wide-object":
+      return `{${Array.from({ length: h.width }, (_, i) => `"k${i}":0`).join(",")}}`;
+    case "huge-number":
+      return replaceFirstValue(HUGE_NUMBERS[h.pick % HUGE_NUMBERS.length]!);
+    case "duplicate-key": {
+      if (colon === 0) return `{"a":1,"a":2}`;
+      // the first property again, in front: `{"k":<other>,"k":<original>,…}`
+      return `{${text.slice(1, colon)}null,${text.slice(1)}`;
+    }
+    case "invalid-utf8": {
+      const at = Math.min(text.length, (h.pick % Math.max(text.length - 1, 1)) + 1);
+      return Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(BAD_UTF8[h.pick % BAD_UTF8.length]!), Buffer.from(text.slice(at))]);
+    }
+    default:
+      return text;
+  }
+}
+
 /** `weakToken`: a token of the same org with too few scopes for most operations (403s). */
 export function requestArbitrary(spec: Spec, op: OperationInfo, token: string, weakToken?: string): fc.Arbitrary<GeneratedRequest> {
   const body = op.body ? valid(spec, op.body.schema) : fc.constant(undefined);
@@ -269,6 +320,7 @@ export function requestArbitrary(spec: Spec, op: OperationInfo, token: string, w
           { arbitrary: fc.constantFrom("empty", "not-json", "scalar", "wrong-type").map((k) => ({ kind: "body-raw" as const, raw: k })), weight: 1 },
         ]
       : []),
+    { arbitrary: hostile(op.body !== undefined).map((h) => ({ kind: "hostile" as const, hostile: h })), weight: 1 },
   );
   return fc.tuple(paramValues(spec, op), body, mutation).chain(([params, validBody, m]) => {
     const bodyArb =
@@ -285,12 +337,12 @@ function build(
   weakToken: string | undefined,
   params: ParamValues,
   body: { text: string | undefined; how: string | undefined },
-  m: { kind: string; kind2?: string; nasty?: string; pick?: number; raw?: string; auth?: string; type?: string },
+  m: { kind: string; kind2?: string; nasty?: string; pick?: number; raw?: string; auth?: string; type?: string; hostile?: { kind: HostileKind; size: number; width: number; pick: number } },
 ): GeneratedRequest {
   let query = serialize(params.values, "query").map(([k, v]) => `${encode(k)}=${encode(v)}`);
   const pathValues = new Map(serialize(params.values, "path"));
   let mutated: string | undefined = body.how;
-  let bodyText = body.text;
+  let bodyText: string | Buffer | undefined = body.text;
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   for (const [k, v] of serialize(params.values, "header")) headers[k] = v.replace(/[^\x20-\x7e]/g, "");
 
@@ -348,6 +400,13 @@ function build(
   if (m.kind === "content-type") {
     headers["content-type"] = m.type!;
     mutated = `content-type ${m.type}`;
+  }
+  if (m.kind === "hostile" && m.hostile) {
+    const h = m.hostile;
+    mutated = `hostile ${h.kind}`;
+    if (h.kind === "big-header") headers[`x-fuzz-${h.pick}`] = "a".repeat(16 * 1024 + h.size);
+    else if (h.kind === "big-authorization") headers.authorization = `Bearer ${"A".repeat(h.width * 16)}`;
+    else if (typeof bodyText === "string") bodyText = hostileBody(bodyText, h);
   }
   return {
     operationId: op.operationId,
