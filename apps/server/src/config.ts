@@ -44,7 +44,32 @@ export interface Config {
   /** Run the delivery engine inside this process. */
   dispatcher: boolean;
   delivery: DeliveryConfig;
+  /** How long and how much the HTTP server waits for and holds a client (README "Timeouts and limits"). */
+  httpLimits: HttpLimits;
 }
+
+export interface HttpLimits {
+  /** the request line and headers must arrive within this (a client sending them a byte at a time is cut off) */
+  headersTimeoutMs: number;
+  /** the whole request, body included, must arrive within this */
+  requestTimeoutMs: number;
+  /** an idle kept-alive connection is closed after this */
+  keepAliveTimeoutMs: number;
+  /** open connections at once; further ones are closed as they arrive */
+  maxConnections: number;
+}
+
+/** The request line plus headers may not exceed this (431 HEADERS_TOO_LARGE, as the contract documents). */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 60_000,
+  // Idle keep-alive connections outlive the clients' and load balancers' own idle timeouts
+  // (typically 4–60 s), so a client never reuses a socket the server is closing (ECONNRESET).
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 4_096,
+};
 
 export interface DeliveryConfig {
   scheduleMs: number[];
@@ -163,6 +188,12 @@ export function loadConfig(env: Env = process.env): Config {
       perEndpointConcurrency: int(env, "ARS_DELIVERY_PER_ENDPOINT_CONCURRENCY", DEFAULT_DELIVERY.perEndpointConcurrency, 1),
       poolSize: int(env, "ARS_DELIVERY_POOL_SIZE", DEFAULT_DELIVERY.poolSize, 1),
       batchSize: int(env, "ARS_DELIVERY_BATCH_SIZE", DEFAULT_DELIVERY.batchSize, 1),
+    },
+    httpLimits: {
+      headersTimeoutMs: int(env, "ARS_HTTP_HEADERS_TIMEOUT_MS", DEFAULT_HTTP_LIMITS.headersTimeoutMs, 1),
+      requestTimeoutMs: int(env, "ARS_HTTP_REQUEST_TIMEOUT_MS", DEFAULT_HTTP_LIMITS.requestTimeoutMs, 1),
+      keepAliveTimeoutMs: int(env, "ARS_HTTP_KEEP_ALIVE_TIMEOUT_MS", DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs, 1),
+      maxConnections: int(env, "ARS_HTTP_MAX_CONNECTIONS", DEFAULT_HTTP_LIMITS.maxConnections, 1),
     },
   };
 }

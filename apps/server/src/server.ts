@@ -7,6 +7,7 @@ import { answerClientError } from "./http/problem.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 import { boundPort } from "./lib/bound-port.js";
 import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
+import { MAX_HEADER_BYTES } from "./config.js";
 
 export type { StartServerOptions } from "./start-options.js";
 
@@ -40,12 +41,25 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
   });
-  const server: Server = createServer(app);
-  // Idle keep-alive connections outlive the clients' and load balancers' own idle timeouts
-  // (typically 4–60 s), so a client never reuses a socket the server is closing (ECONNRESET).
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  const limits = config.httpLimits;
+  const server: Server = createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // how often the two timeouts are enforced (Node's default, 30 s, would stretch them)
+      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
+    },
+    app,
+  );
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
   server.on("clientError", answerClientError);
+  // what an operator sees of clients the limits cut off (nothing of the request is logged)
+  server.on("clientError", (err: Error & { code?: string }) => {
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") deps.logger.info({ code: err.code }, "client cut off: the request did not arrive in time");
+  });
+  server.on("drop", () => deps.logger.warn({ max_connections: limits.maxConnections }, "connection refused: too many open connections"));
   server.listen(config.port, config.host);
   await once(server, "listening");
   const port = boundPort(server.address());
