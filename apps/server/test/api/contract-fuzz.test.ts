@@ -1,4 +1,4 @@
-// The property-based contract test (DESIGN.md §10): requests generated from openapi.yaml for
+// The property-based contract test (the contract's "Input rules": no request answers 5xx): requests generated from openapi.yaml for
 // every operation, internal ones included, valid and broken, against the real server. Fixed
 // seed and count here; `npx tsx scripts/fuzz.ts --runs N --seed S` runs more on demand.
 import { describe, expect, it } from "vitest";
