@@ -51,7 +51,9 @@ const found = new WeakMap<Request, ProblemIssue[]>();
 /**
  * What the schema validator cannot see (see request-hygiene.ts). Offending query pairs are
  * removed before the validator runs, so it validates the rest and one problem lists both.
- * The validator re-reads the raw query from `originalUrl`, hence both are rewritten.
+ * The validator re-reads the raw query from `originalUrl` (its parameter mutator), hence both are
+ * rewritten: without it the validator stops at the pairs refused here, and the problem no longer
+ * names its own findings beside them (input-hygiene.test.ts, "…mix, then all are named").
  */
 function hygiene(contract: Contract): RequestHandler {
   return (req, _res, next) => {
