@@ -1,8 +1,8 @@
 // Gauges read from the database when Prometheus scrapes: the delivery queue (due rows, age of the
 // oldest), disabled endpoints by reason, and the connection pools. Read from the rows, not from
 // one process's memory, so any process answers the truth; each read is a bounded statement
-// (repos/queue-stats.repo.ts). A scrape that cannot reach the database still answers, without
-// these series, and counts the failure.
+// (repos/queue-stats.repo.ts). A scrape that cannot reach the database still answers, with these
+// series unknown (NaN for the queue, absent for the disabled endpoints), and counts the failure.
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Database, PoolStats } from "../db/client.js";
 import type { Clock } from "../delivery/clock.js";
@@ -27,6 +27,10 @@ export function databaseGauges(registry: Registry, { db, engineDb, clock, logger
     name: "ars_metrics_database_errors_total",
     help: "Scrapes whose database reads (queue, disabled endpoints) failed; those series were left out.",
     registers,
+    // read after this scrape's reads, so a failure shows in the scrape it spoiled
+    async collect() {
+      await Promise.all([queue(), disabledEndpoints()]);
+    },
   });
   errors.inc(0);
   /** One read per scrape, whichever of its gauges asks first; a failure leaves them out and is counted once. */
@@ -50,8 +54,7 @@ export function databaseGauges(registry: Registry, { db, engineDb, clock, logger
     registers,
     async collect() {
       const stats = await queue();
-      if (stats) this.set(stats.dueRows);
-      else this.reset();
+      this.set(stats ? stats.dueRows : NaN);
     },
   });
   new Gauge({
@@ -60,7 +63,7 @@ export function databaseGauges(registry: Registry, { db, engineDb, clock, logger
     registers,
     async collect() {
       const stats = await queue();
-      if (!stats) return this.reset();
+      if (!stats) return this.set(NaN);
       this.set(stats.oldestDueAt ? Math.max(0, (clock.now().getTime() - stats.oldestDueAt.getTime()) / 1000) : 0);
     },
   });

@@ -1,0 +1,47 @@
+// The `worker` role has its own metrics listener: an API server without a dispatcher and a worker
+// on one PostgreSQL, deliveries flowing to a real receiver. The worker counts what it sends; both
+// read the same queue from the database.
+import { Writable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/lib/logger.js";
+import { staticResolver } from "../../src/net/resolver.js";
+import { startWorker } from "../../src/worker.js";
+import { onPostgres } from "../harness/db.js";
+import { moved, scrape, valueOf } from "../harness/metrics.js";
+import { endpointFor, publish, RECEIVER_HOST, useDeliveryServer } from "../delivery/support.js";
+
+describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a database it can share)", async () => {
+  const h = await useDeliveryServer({}, { dispatcher: false });
+  const config = h.server.server.deps.config;
+  const worker = await startWorker({
+    databaseUrl: config.databaseUrl,
+    encryptionKey: config.encryptionKey,
+    resolver: staticResolver({ [RECEIVER_HOST]: ["127.0.0.1"] }),
+    allowCidrs: ["127.0.0.1/32"],
+    extraCa: h.ca.cert,
+    metricsPort: 0,
+    delivery: { jitter: 0, pollIntervalMs: 50 },
+    logger: createLogger({ level: "warn", destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
+  });
+  afterAll(() => worker.close());
+  const workerUrl = worker.deps.metrics!.listener.url;
+  const serverUrl = h.server.server.deps.metrics!.listener.url;
+
+  it("When the worker delivers, Then its listener counts the outcomes, both processes report the same queue, and it reports its two pools", async () => {
+    const org = await h.server.newOrg();
+    const r = await h.receiver();
+    await endpointFor(org.api, r.url);
+    const before = await scrape(workerUrl);
+    for (let i = 0; i < 3; i++) await publish(org.api);
+    for (let i = 0; i < 3; i++) await r.nextRequest();
+    await worker.dispatcher.idle();
+    const after = await scrape(workerUrl);
+    expect(moved(before, after, "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(3);
+    expect(valueOf(after, "ars_delivery_queue_due_rows")).toBe(0);
+    expect(valueOf(await scrape(serverUrl), "ars_delivery_queue_due_rows")).toBe(0);
+    expect(valueOf(after, "ars_db_pool_connections_max", { pool: "engine" })).toBe(config.delivery.poolSize);
+    expect(after.has('ars_db_pool_connections_in_use{pool="engine"}')).toBe(true);
+    // the API server's dispatcher is off: it sent nothing
+    expect(valueOf(await scrape(serverUrl), "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(0);
+  });
+});
