@@ -1,5 +1,7 @@
 // The metrics listener and the metrics that are not the engine's: request durations by operation
 // and status class, the database pools, the process defaults. Real server, real requests.
+import { createServer } from "node:net";
+import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { startTestServer } from "../harness/server.js";
 import { moved, scrape, valueOf } from "../harness/metrics.js";
@@ -20,6 +22,23 @@ describe("the metrics listener", () => {
     expect((await fetch(new URL("/other", metricsUrl))).status).toBe(404);
     expect((await fetch(metricsUrl, { method: "POST" })).status).toBe(404);
     expect((await fetch(metricsUrl, { method: "HEAD" })).status).toBe(200);
+  });
+
+  it("When its port is taken, Then the server does not start, and says which setting to change", async () => {
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    const port = (taken.address() as { port: number }).port;
+    try {
+      await expect(startTestServer({ metricsPort: port })).rejects.toThrow(new RegExp(`metrics listener cannot listen on 127\\.0\\.0\\.1:${port} \\(ARS_METRICS_PORT, ARS_METRICS_HOST\\)`));
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("When metrics are off, Then no listener starts and requests are not timed", async () => {
+    const off = await startTestServer({ metricsPort: null });
+    expect(off.server.deps.metrics).toBeNull();
+    expect((await fetch(`${off.url}/healthz`)).status).toBe(200);
   });
 
   it("When scraped, Then the process defaults are there (memory, event loop lag)", async () => {
