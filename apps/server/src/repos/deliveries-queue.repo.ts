@@ -172,8 +172,8 @@ const DUE = (alias: string) => `
      AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8)
      AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
-const CLAIM = `
-WITH RECURSIVE queued(endpoint_id) AS (
+/** `queued`: the endpoints with any queued row, one index probe each (for WITH RECURSIVE; its last row is NULL). */
+export const QUEUED_ENDPOINTS = `queued(endpoint_id) AS (
   (SELECT endpoint_id FROM webhook_deliveries WHERE status IN ${LIVE} ORDER BY endpoint_id LIMIT 1)
   UNION ALL
   SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
@@ -181,7 +181,10 @@ WITH RECURSIVE queued(endpoint_id) AS (
            ORDER BY d.endpoint_id LIMIT 1)
     FROM queued q
    WHERE q.endpoint_id IS NOT NULL
-), open AS (
+)`;
+
+const CLAIM = `
+WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
   SELECT q.endpoint_id, $4 - COALESCE(b.held, 0) AS room
     FROM queued q
     LEFT JOIN unnest($2::uuid[], $3::int[]) AS b(endpoint_id, held) ON b.endpoint_id = q.endpoint_id

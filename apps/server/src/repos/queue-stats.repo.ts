@@ -3,6 +3,7 @@
 // reports the same truth, not what one dispatcher happens to hold. Each statement is bounded:
 // its cost does not grow with the table (plans checked in test/db/scrape-plans.test.ts).
 import type { SqlExecutor } from "../db/client.js";
+import { QUEUED_ENDPOINTS } from "./deliveries-queue.repo.js";
 
 const LIVE = "('pending', 'retrying')";
 
@@ -19,15 +20,7 @@ export interface QueueStats {
 // 3. `due`: due rows endpoint by endpoint, stopping at the cap. Rows scheduled later (retries
 //    hours away) sit behind the due ones in each endpoint's index and are never read.
 const QUEUE_STATS = `
-WITH RECURSIVE queued(endpoint_id) AS (
-  (SELECT endpoint_id FROM webhook_deliveries WHERE status IN ${LIVE} ORDER BY endpoint_id LIMIT 1)
-  UNION ALL
-  SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-           WHERE d.status IN ${LIVE} AND d.endpoint_id > q.endpoint_id
-           ORDER BY d.endpoint_id LIMIT 1)
-    FROM queued q
-   WHERE q.endpoint_id IS NOT NULL
-), heads AS (
+WITH RECURSIVE ${QUEUED_ENDPOINTS}, heads AS (
   SELECT h.next_attempt_at
     FROM queued q
    CROSS JOIN LATERAL (

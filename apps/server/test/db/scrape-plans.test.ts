@@ -5,19 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SqlExecutor } from "../../src/db/client.js";
 import { disabledEndpointsStatement, queueStatsRepo, queueStatsStatement } from "../../src/repos/queue-stats.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Actual Rows"?: number;
-  "Actual Loops"?: number;
-  "Rows Removed by Filter"?: number;
-  "Rows Removed by Index Recheck"?: number;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+import { nodes, rowsRead as rowsReadBy, type PlanNode } from "../harness/plans.js";
 
 const ORG = "0190a000-0000-7000-8000-00000000a001";
 const BACKLOGGED = "0190a000-0000-7000-8000-00000000e000";
@@ -64,11 +52,7 @@ async function explain(db: SqlExecutor, { sql, params }: { sql: string; params: 
 }
 
 /** Rows a statement read (returned or filtered out) from the scans of `relation`. */
-function rowsRead(plan: PlanNode[], relation: string): number {
-  return plan
-    .filter((n) => n["Relation Name"] === relation)
-    .reduce((sum, n) => sum + ((n["Actual Rows"] ?? 0) + (n["Rows Removed by Filter"] ?? 0) + (n["Rows Removed by Index Recheck"] ?? 0)) * (n["Actual Loops"] ?? 1), 0);
-}
+const rowsRead = (plan: PlanNode[], relation: string) => rowsReadBy(plan, (n) => n["Relation Name"] === relation);
 
 const scans = (plan: PlanNode[], relation: string) => plan.filter((n) => n["Relation Name"] === relation);
 

@@ -1,28 +1,16 @@
 // The `worker` role has its own metrics listener: an API server without a dispatcher and a worker
 // on one PostgreSQL, deliveries flowing to a real receiver. The worker counts what it sends; both
 // read the same queue from the database.
-import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/lib/logger.js";
-import { staticResolver } from "../../src/net/resolver.js";
 import { startWorker } from "../../src/worker.js";
 import { onPostgres } from "../harness/db.js";
 import { moved, scrape, valueOf } from "../harness/metrics.js";
-import { endpointFor, publish, RECEIVER_HOST, useDeliveryServer } from "../delivery/support.js";
+import { endpointFor, publish, useDeliveryServer, workerOptions } from "../delivery/support.js";
 
 describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a database it can share)", async () => {
   const h = await useDeliveryServer({}, { dispatcher: false });
   const config = h.server.server.deps.config;
-  const worker = await startWorker({
-    databaseUrl: config.databaseUrl,
-    encryptionKey: config.encryptionKey,
-    resolver: staticResolver({ [RECEIVER_HOST]: ["127.0.0.1"] }),
-    allowCidrs: ["127.0.0.1/32"],
-    extraCa: h.ca.cert,
-    metricsPort: 0,
-    delivery: { jitter: 0, pollIntervalMs: 50 },
-    logger: createLogger({ level: "warn", destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
-  });
+  const worker = await startWorker({ ...workerOptions(h, {}), metricsPort: 0 });
   afterAll(() => worker.close());
   const workerUrl = worker.deps.metrics!.listener.url;
   const serverUrl = h.server.server.deps.metrics!.listener.url;
