@@ -106,8 +106,8 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
   async function record(o: OutcomeRecord, d: ClaimedDelivery): Promise<void> {
     const result = await recorder.record(o);
     const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempt: o.update.attempt_count, status: o.update.status };
-    // Lease ran out and another dispatcher took the row, or the endpoint became unusable meanwhile.
     observe.outcome(result.recorded ? o.update.status : "lease_lost", o.update.last_error_code);
+    // Lease ran out and another dispatcher took the row, or the endpoint became unusable meanwhile.
     if (!result.recorded) return log.warn(fields, "delivery outcome not recorded: the row changed hands while the attempt ran");
     if (result.disabled) {
       observe.endpointDisabled(result.disabled);
