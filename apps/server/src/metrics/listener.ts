@@ -30,7 +30,7 @@ export async function startMetricsListener({ registry, host, port, logger }: { r
   try {
     await once(server, "listening");
   } catch (err) {
-    throw new Error(`metrics listener cannot listen on ${host}:${port} (ARS_METRICS_PORT, ARS_METRICS_HOST): ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`metrics listener cannot listen on ${host}:${port} (ARS_METRICS_PORT, ARS_METRICS_HOST): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   const bound = boundPort(server.address());
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${bound}/metrics`;
