@@ -92,7 +92,7 @@ export default defineConfig(
     },
   },
   {
-    // Input hygiene (DESIGN §10) matches control characters on purpose: PostgreSQL cannot store
+    // Input hygiene (docs/api-decisions.md#input-hygiene) matches control characters on purpose: PostgreSQL cannot store
     // NUL, and C0 controls are refused in labels and URLs. The rule exists to catch accidental ones.
     rules: { "no-control-regex": "off" },
   },
