@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startWorker } from "../../src/worker.js";
 import { onPostgres } from "../harness/db.js";
 import { moved, scrape, valueOf } from "../harness/metrics.js";
-import { endpointFor, publish, useDeliveryServer, workerOptions } from "../delivery/support.js";
+import { endpointFor, gate, publish, useDeliveryServer, workerOptions } from "../delivery/support.js";
 
 describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a database it can share)", async () => {
   const h = await useDeliveryServer({}, { dispatcher: false });
@@ -31,5 +31,38 @@ describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a 
     expect(after.has('ars_db_pool_connections_in_use{pool="engine"}')).toBe(true);
     // the API server's dispatcher is off: it sent nothing
     expect(valueOf(await scrape(serverUrl), "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(0);
+  });
+
+  it("When a worker's lease runs out mid-attempt and another worker sends the row again, Then the first counts lease_lost and the second succeeded", async () => {
+    await worker.close();
+    const org = await h.server.newOrg();
+    const hold = gate();
+    const r = await h.receiver({
+      handler: async (_req, res) => {
+        await hold.promise;
+        res.writeHead(200).end();
+      },
+    });
+    await endpointFor(org.api, r.url);
+    const slow = await startWorker({ ...workerOptions(h, { leaseMs: 1_500 }), metricsPort: 0 });
+    const others: Array<Awaited<ReturnType<typeof startWorker>>> = [slow];
+    try {
+      await publish(org.api);
+      await r.nextRequest(); // the slow worker's attempt, held past its lease
+      const other = await startWorker({ ...workerOptions(h, {}), metricsPort: 0 });
+      others.push(other);
+      await r.nextRequest(); // the other worker took the row once the lease ran out
+      const [slowBefore, otherBefore] = [await scrape(slow.deps.metrics!.listener.url), await scrape(other.deps.metrics!.listener.url)];
+      hold.open();
+      await Promise.all([slow.dispatcher.idle(), other.dispatcher.idle()]);
+      const slowAfter = await scrape(slow.deps.metrics!.listener.url);
+      const otherAfter = await scrape(other.deps.metrics!.listener.url);
+      expect(moved(slowBefore, slowAfter, "ars_delivery_outcomes_total", { outcome: "lease_lost", error_code: "none" })).toBe(1);
+      expect(moved(slowBefore, slowAfter, "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(0);
+      expect(moved(otherBefore, otherAfter, "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(1);
+    } finally {
+      hold.open();
+      await Promise.all(others.map((w) => w.close()));
+    }
   });
 });
