@@ -1,6 +1,6 @@
 // The `worker` role has its own metrics listener: an API server without a dispatcher and a worker
-// on one PostgreSQL, deliveries flowing to a real receiver. The worker counts what it sends; both
-// read the same queue from the database.
+// on one PostgreSQL, deliveries flowing to a real receiver. The worker counts what it sends (and
+// what it could not record once its lease had run out); both read the same queue from the database.
 import { afterAll, describe, expect, it } from "vitest";
 import { startWorker } from "../../src/worker.js";
 import { onPostgres } from "../harness/db.js";
