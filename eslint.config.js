@@ -3,6 +3,7 @@
 // for a reviewer:
 //
 //   routes, http, cli, main   (edge: HTTP and the command line)
+//   metrics                   (the Prometheus registry: fed by the edge and the engine's observer, reads repos at scrape)
 //   services                  (use cases; know nothing of HTTP)
 //   delivery                  (the engine; the only user of the sender)
 //   presenters                (stored row → API object; pure)
@@ -98,7 +99,7 @@ export default defineConfig(
     },
   },
   {
-    // Input hygiene (the contract's "Input rules") matches control characters on purpose: PostgreSQL cannot store
+    // Input hygiene (docs/api-decisions.md#input-hygiene) matches control characters on purpose: PostgreSQL cannot store
     // NUL, and C0 controls are refused in labels and URLs. The rule exists to catch accidental ones.
     rules: { "no-control-regex": "off" },
   },
@@ -116,24 +117,26 @@ export default defineConfig(
   boundaries([`${SERVER}/**/*.ts`], { prisma: false, sender: false }),
   boundaries([`${SERVER}/contract/**/*.ts`], {
     contractReader: true,
-    layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE],
+    layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`], {
-    layers: ["contract", "db", "repos", "presenters", "delivery", "services", ...EDGE],
+    layers: ["contract", "db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/db/**/*.ts`], {
     prisma: false,
-    layers: ["contract", "repos", "presenters", "delivery", "services", ...EDGE],
+    layers: ["contract", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/repos/**/*.ts`], {
     prisma: false,
-    layers: ["contract", "presenters", "delivery", "services", ...EDGE],
+    layers: ["contract", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/presenters/**/*.ts`], {
-    layers: ["contract", "db", "repos", "delivery", "services", ...EDGE],
+    layers: ["contract", "db", "repos", "delivery", "services", ...EDGE, "metrics"],
   }),
-  boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["contract", "presenters", "services", ...EDGE] }),
-  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["contract", "delivery", ...EDGE] }),
+  boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["contract", "presenters", "services", ...EDGE, "metrics"] }),
+  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["contract", "delivery", ...EDGE, "metrics"] }),
+  // The engine reports to metrics through its observer callbacks (delivery/observer.ts), never the reverse.
+  boundaries([`${SERVER}/metrics/**/*.ts`], { layers: ["contract", "presenters", "services", ...EDGE] }),
   boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
   boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
   boundaries([`${SERVER}/config.ts`], { layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE] }),

@@ -40,6 +40,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     validateResponses: config.validateResponses,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    requestDurations: deps.metrics?.requests,
   });
   const limits = config.httpLimits;
   const server: Server = createServer(

@@ -39,6 +39,10 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["http/x.ts", 'import { pathToRegexp } from "path-to-regexp";', "a second path matcher"],
     ["lib/x.ts", 'import { loadContract } from "../contract/contract.js";', "a leaf utility reading the contract"],
     ["delivery/x.ts", 'import { loadContract } from "../contract/contract.js";', "the engine reading the contract"],
+    ["delivery/x.ts", 'import { x } from "../metrics/delivery.js";', "the engine importing the metrics it reports to"],
+    ["repos/x.repo.ts", 'import { x } from "../metrics/registry.js";', "a repository importing metrics"],
+    ["metrics/x.ts", 'import { x } from "../http/request-metrics.js";', "metrics importing HTTP"],
+    ["metrics/x.ts", 'import { x } from "../services/index.js";', "metrics importing services"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
@@ -56,6 +60,8 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["contract/x.ts", 'import { parse } from "yaml";'],
     ["http/x.ts", 'import type { Contract } from "../contract/contract.js";'],
     ["server.ts", 'import { loadContract } from "./contract/contract.js";'],
+    ["metrics/x.ts", 'import { x } from "../repos/queue-stats.repo.js";'],
+    ["http/x.ts", 'import type { x } from "../metrics/http-requests.js";'],
   ])("allows %s: %s", async (file, code) => {
     expect(await refused(file, code)).toBe(false);
   });
