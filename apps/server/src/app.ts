@@ -13,6 +13,7 @@ import { requestId } from "./http/request-id.js";
 import { contractValidator } from "./http/validator.js";
 import type { Logger } from "./lib/logger.js";
 import { codingEvaluationsRoutes } from "./routes/coding-evaluations.routes.js";
+import { eventsRoutes } from "./routes/events.routes.js";
 import { internalRoutes } from "./routes/internal.routes.js";
 import { questionSetsRoutes } from "./routes/question-sets.routes.js";
 import { webhookDeliveriesRoutes } from "./routes/webhook-deliveries.routes.js";
@@ -73,6 +74,7 @@ export function buildApp(d: AppDeps): Express {
   app.use(docsRoutes(d.docsDir));
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
+  app.use(eventsRoutes(d.services.events));
   app.use(internalRoutes(d.services));
   app.use(notFound);
   app.use(problemHandler(d.logger));

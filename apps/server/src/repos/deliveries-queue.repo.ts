@@ -72,7 +72,7 @@ export type QueueEndpoint = Pick<
   | "legacy_signature"
 >;
 
-export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at">;
+export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at" | "is_test">;
 
 export interface ClaimRequest {
   /** a token unique to this claim; the outcome is recorded only while the row still carries it */

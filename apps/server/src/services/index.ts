@@ -50,7 +50,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
       onQueued,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
-    events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued }),
+    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued }),
   };
 }
 

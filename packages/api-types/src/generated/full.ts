@@ -130,6 +130,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Lists the events published to your org, newest first (`created_at` is when the service
+         *     received the event), whether or not any endpoint received them, so a receiver that missed
+         *     deliveries (or answered `2xx` and then lost the work) can reconcile by polling, and a
+         *     receiver can poll instead of receiving. Each event is what receivers are sent, before any
+         *     endpoint's payload settings reduce it. Test events, sent by *Send a test event*, are
+         *     listed too, with `is_test: true`.
+         *
+         *     Events are kept as long as the service's retention keeps them; an event removed by
+         *     retention is no longer listed, and its id is no longer a valid cursor.
+         *
+         *     Required scope: `events:read`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of an event of your org (the `webhook-id` its deliveries carried). */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of your org: the id receivers got as `webhook-id`. Another org's event, or one
+         *     removed by retention, answers `404 NOT_FOUND`.
+         *
+         *     Required scope: `events:read`.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/internal/coding_evaluations": {
         parameters: {
             query?: never;
@@ -1287,6 +1343,176 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        /**
+         * @description An event as it was published: the audit it is about, its result and every answered
+         *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
+         *     received it, `occurred_at` when the audit completed.
+         * @example {
+         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *       "object": "event",
+         *       "type": "audit.completed",
+         *       "is_test": false,
+         *       "data": {
+         *         "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *         "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *         "document_id": "doc-8841",
+         *         "result": "failed",
+         *         "raw_result": "FAIL (72.5%)",
+         *         "responses": [
+         *           {
+         *             "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *             "query": "Is the patient's chief complaint documented?",
+         *             "answer": "No",
+         *             "context": "HPI section is empty.",
+         *             "passed": false,
+         *             "informational": false
+         *           }
+         *         ]
+         *       },
+         *       "occurred_at": "2026-11-21T09:29:58.000Z",
+         *       "created_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        Event: {
+            created_at: components["schemas"]["Timestamp"];
+            data: components["schemas"]["EventData"];
+            /**
+             * Format: uuid
+             * @description The event id; receivers got it as `webhook-id`.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
+             */
+            id: string;
+            /**
+             * @description True for a sample event sent by *Send a test event* (its ids are made up).
+             * @example false
+             */
+            is_test: boolean;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            occurred_at: components["schemas"]["Timestamp"];
+            type: components["schemas"]["EventType"];
+        };
+        /**
+         * @description What the event says about its audit.
+         * @example {
+         *       "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *       "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *       "document_id": "doc-8841",
+         *       "result": "failed",
+         *       "raw_result": "FAIL (72.5%)",
+         *       "responses": []
+         *     }
+         */
+        EventData: {
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60
+             */
+            audit_id: string;
+            /** @example doc-8841 */
+            document_id: string | null;
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61
+             */
+            question_set_id: string;
+            /**
+             * @description The scoring engine's own result string, when the publisher gave one.
+             * @example FAIL (72.5%)
+             */
+            raw_result: string | null;
+            responses: components["schemas"]["EventResponse"][];
+            result: components["schemas"]["AuditResult"];
+        };
+        /**
+         * @description A page of events.
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *           "object": "event",
+         *           "type": "audit.completed",
+         *           "is_test": false,
+         *           "data": {
+         *             "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *             "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *             "document_id": "doc-8841",
+         *             "result": "failed",
+         *             "raw_result": "FAIL (72.5%)",
+         *             "responses": [
+         *               {
+         *                 "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *                 "query": "Is the patient's chief complaint documented?",
+         *                 "answer": "No",
+         *                 "context": "HPI section is empty.",
+         *                 "passed": false,
+         *                 "informational": false
+         *               }
+         *             ]
+         *           },
+         *           "occurred_at": "2026-11-21T09:29:58.000Z",
+         *           "created_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /**
+             * @description Whether more items exist in the direction of travel.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @example list
+             * @enum {string}
+             */
+            object: "list";
+            /**
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
+             * @example 1
+             */
+            total_count?: number;
+        };
+        /**
+         * @description One answered question, with the question's text as it was when the event was published.
+         * @example {
+         *       "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *       "query": "Is the patient's chief complaint documented?",
+         *       "answer": "No",
+         *       "context": "HPI section is empty.",
+         *       "passed": false,
+         *       "informational": false
+         *     }
+         */
+        EventResponse: {
+            /** @example No */
+            answer: string | null;
+            /** @example HPI section is empty. */
+            context: string | null;
+            /**
+             * @description True for an informational question (left out of payloads unless an endpoint asks for them).
+             * @example false
+             */
+            informational: boolean;
+            /**
+             * @description Whether the answer passed; null when the question is not scored.
+             * @example false
+             */
+            passed: boolean | null;
+            /** @example Is the patient's chief complaint documented? */
+            query: string;
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71
+             */
+            question_id: string;
+        };
         /**
          * @description An event type an endpoint can subscribe to.
          * @example audit.completed
@@ -3121,6 +3347,8 @@ export interface components {
         EndingBefore: string;
         /** @description The id of a webhook endpoint of your org. */
         EndpointId: string;
+        /** @description The id of an event of your org (the `webhook-id` its deliveries carried). */
+        EventId: string;
         /**
          * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
          *     A repeat with the same key and body replays the first response with
@@ -3180,6 +3408,10 @@ export type EmEvaluation = components['schemas']['EmEvaluation'];
 export type EmFinding = components['schemas']['EmFinding'];
 export type EmLevel = components['schemas']['EmLevel'];
 export type ErrorCode = components['schemas']['ErrorCode'];
+export type Event = components['schemas']['Event'];
+export type EventData = components['schemas']['EventData'];
+export type EventList = components['schemas']['EventList'];
+export type EventResponse = components['schemas']['EventResponse'];
 export type EventType = components['schemas']['EventType'];
 export type IcdCode = components['schemas']['IcdCode'];
 export type IcdCriterion = components['schemas']['IcdCriterion'];
@@ -3251,6 +3483,7 @@ export type ResponseUnsupportedMediaType = components['responses']['UnsupportedM
 export type ParameterDeliveryId = components['parameters']['DeliveryId'];
 export type ParameterEndingBefore = components['parameters']['EndingBefore'];
 export type ParameterEndpointId = components['parameters']['EndpointId'];
+export type ParameterEventId = components['parameters']['EventId'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type ParameterIds = components['parameters']['Ids'];
 export type ParameterIncludeTotal = components['parameters']['IncludeTotal'];
@@ -3459,6 +3692,81 @@ export interface operations {
             400: components["responses"]["ListBadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events about this audit. */
+                audit_id?: string;
+                /** @description Only events received strictly after this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
+                created_after?: string;
+                /** @description Only events received strictly before this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
+                created_before?: string;
+                /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
+                ending_before?: components["parameters"]["EndingBefore"];
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
+                include_total?: components["parameters"]["IncludeTotal"];
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
+                limit?: components["parameters"]["Limit"];
+                /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /** @description Only events of this type. */
+                type?: components["schemas"]["EventType"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["ListBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of an event of your org (the `webhook-id` its deliveries carried). */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
