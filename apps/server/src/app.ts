@@ -18,6 +18,7 @@ import { internalRoutes } from "./routes/internal.routes.js";
 import { questionSetsRoutes } from "./routes/question-sets.routes.js";
 import { webhookDeliveriesRoutes } from "./routes/webhook-deliveries.routes.js";
 import { webhookEndpointsRoutes } from "./routes/webhook-endpoints.routes.js";
+import { webhookListenersRoutes } from "./routes/webhook-listeners.routes.js";
 import type { Services } from "./services/index.js";
 
 export interface AppDeps {
@@ -75,6 +76,7 @@ export function buildApp(d: AppDeps): Express {
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
   app.use(eventsRoutes(d.services.events));
+  app.use(webhookListenersRoutes(d.services));
   app.use(internalRoutes(d.services));
   app.use(notFound);
   app.use(problemHandler(d.logger));

@@ -44,6 +44,10 @@ export interface Config {
   /** Run the delivery engine inside this process. */
   dispatcher: boolean;
   delivery: DeliveryConfig;
+  /** A webhook listener with no stream connected for this long is deleted (its queued deliveries fail). */
+  listenerGraceMs: number;
+  /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
+  listenerLeaseMs: number;
 }
 
 export interface DeliveryConfig {
@@ -154,6 +158,8 @@ export function loadConfig(env: Env = process.env): Config {
     staticHosts: staticHosts(env),
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
     dispatcher: bool(env, "ARS_DISPATCHER", true),
+    listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
+    listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
     delivery: {
       ...DEFAULT_DELIVERY,
       scheduleMs: schedule.length ? schedule : [...DEFAULT_SCHEDULE_MS],

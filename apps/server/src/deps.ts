@@ -5,13 +5,16 @@ import { openDatabase, type Database } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { systemClock, type Clock } from "./delivery/clock.js";
 import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
+import { createListenerHub, type ListenerHub } from "./delivery/listener-hub.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
+import { routedSender } from "./delivery/transport.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
 import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
 import { createServices, type Services } from "./services/index.js";
+import { ENDPOINT_LIMIT } from "./services/webhook-endpoints.service.js";
 
 /** Replaceable pieces, for tests and local development (never needed in production). */
 export interface DepsOverrides {
@@ -45,6 +48,8 @@ export interface Deps {
   clock: Clock;
   /** The delivery engine when `config.dispatcher` is on (started by the process role, not here). */
   dispatcher: Dispatcher | null;
+  /** The webhook listener streams of this process (started by the API role, which holds them). */
+  listeners: ListenerHub;
   /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
   close(): Promise<void>;
 }
@@ -72,13 +77,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const secretBox = createSecretBox(key);
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
     const addressPolicy = createAddressPolicy({ allowCidrs: config.allowCidrs });
-    const services = createServices({
-      db,
-      secretBox,
-      urlCheck: { resolver, addressPolicy },
-      rotationGraceMs: config.delivery.rotationGraceMs,
-      onQueued: () => signal.notify(),
-    });
     const extraCa = o.extraCa ?? (config.extraCaFile ? readFileSync(config.extraCaFile) : undefined);
     const d = config.delivery;
     const sender = createSender({
@@ -91,13 +89,25 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       userAgent: d.userAgent,
     });
     const clock = o.clock ?? systemClock;
+    const listeners = createListenerHub({
+      db, logger, sender, secretBox, signal, config: d, clock,
+      graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, limit: ENDPOINT_LIMIT,
+    });
+    const services = createServices({
+      db,
+      secretBox,
+      urlCheck: { resolver, addressPolicy },
+      rotationGraceMs: config.delivery.rotationGraceMs,
+      onQueued: () => signal.notify(),
+      listenerStreams: listeners,
+    });
     // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
     // requests, nor API requests behind them. PGlite has one connection whatever we do.
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
       ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
       : null;
     const dispatcher = config.dispatcher
-      ? createDispatcher({ db: engineDb ?? db, logger, sender, secretBox, signal, config: d, clock })
+      ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock })
       : null;
     return {
       config,
@@ -112,7 +122,9 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       sender,
       clock,
       dispatcher,
+      listeners,
       async close() {
+        await listeners.stop();
         await dispatcher?.stop();
         await engineDb?.close();
         await sender.close();

@@ -1,6 +1,7 @@
 import type {
   AuthenticationInput,
   CreateWebhookEndpointRequest,
+  CreateWebhookListenerRequest,
   PayloadField,
   RecoverRequest,
   RotateSecretRequest,
@@ -14,10 +15,12 @@ import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import type { SecretBox } from "../lib/secret-box.js";
-import { generateSigningSecret, secretHint } from "../lib/signing-secrets.js";
+import { listenerUrl } from "../lib/listener-url.js";
+import { generateSigningSecret, listenerSigningSecret, secretHint } from "../lib/signing-secrets.js";
 import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
 import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
+import type { WebhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 
 export const ENDPOINT_LIMIT = 20;
 /** How far back a recovery may reach (DESIGN.md §7). */
@@ -41,6 +44,7 @@ const toBytes = (b: Buffer): Uint8Array<ArrayBuffer> => new Uint8Array(b);
 
 export interface WebhookEndpointsDeps {
   endpoints: WebhookEndpointsRepo;
+  listeners: WebhookListenersRepo;
   questionSets: QuestionSetsRepo;
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
@@ -123,6 +127,42 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     return setIds;
   }
 
+  /** The row of a new endpoint: the create's fields with their defaults, validated. */
+  async function newEndpoint(
+    auth: AuthContext,
+    id: string,
+    url: string,
+    body: Omit<CreateWebhookEndpointRequest, "url">,
+    secret: string,
+  ): Promise<Prisma.WebhookEndpointUncheckedCreateInput & { created_at: Date }> {
+    const fields = payloadFields(body.payload?.fields);
+    const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
+    const receiver = await receiverAuth(body.authentication, urlCheck);
+    const now = new Date();
+    return {
+      id,
+      org_id: auth.orgId,
+      url,
+      description: body.description ?? null,
+      status: "enabled",
+      event_types: body.event_types ?? ["audit.completed"],
+      filter_question_set_ids: setIds,
+      filter_audit_results: body.filters?.audit_results ?? "all",
+      payload_format: body.payload?.format ?? "standard_v1",
+      payload_fields: fields,
+      payload_result_format: body.payload?.result_format ?? "normalized",
+      payload_responses_filter: body.payload?.responses_filter ?? "all",
+      payload_include_informational: body.payload?.include_informational_questions ?? false,
+      ...receiver.stored,
+      auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
+      secret_enc: toBytes(secretBox.seal(secret)),
+      secret_hint: secretHint(secret),
+      legacy_signature: body.signing?.legacy_signature ?? false,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
   return {
     listWebhookEndpoints(auth: AuthContext, status: WebhookEndpointStatus | undefined, page: PageRequest) {
       return endpoints.list(auth.orgId, status, page);
@@ -130,37 +170,24 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
 
     async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
       await checkUrl(body.url);
-      const fields = payloadFields(body.payload?.fields);
-      const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
-      const receiver = await receiverAuth(body.authentication, urlCheck);
-
       const secret = generateSigningSecret();
-      const now = new Date();
-      const data: Prisma.WebhookEndpointUncheckedCreateInput = {
-        id: newId(),
-        org_id: auth.orgId,
-        url: body.url,
-        description: body.description ?? null,
-        status: "enabled",
-        event_types: body.event_types ?? ["audit.completed"],
-        filter_question_set_ids: setIds,
-        filter_audit_results: body.filters?.audit_results ?? "all",
-        payload_format: body.payload?.format ?? "standard_v1",
-        payload_fields: fields,
-        payload_result_format: body.payload?.result_format ?? "normalized",
-        payload_responses_filter: body.payload?.responses_filter ?? "all",
-        payload_include_informational: body.payload?.include_informational_questions ?? false,
-        ...receiver.stored,
-        auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
-        secret_enc: toBytes(secretBox.seal(secret)),
-        secret_hint: secretHint(secret),
-        legacy_signature: body.signing?.legacy_signature ?? false,
-        created_at: now,
-        updated_at: now,
-      };
+      const data = await newEndpoint(auth, newId(), body.url, body, secret);
       const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT);
       if (!row) throw new EndpointLimitReachedError(ENDPOINT_LIMIT);
       return { endpoint: row, secret };
+    },
+
+    /**
+     * A webhook listener: an endpoint with the create's fields and defaults, no receiver
+     * authentication, a `listener:` URL and its token's signing secret. Created disconnected, so
+     * it counts toward the limit only once a stream connects it.
+     */
+    async createWebhookListener(auth: AuthContext, body: CreateWebhookListenerRequest | undefined) {
+      const id = newId();
+      const secret = listenerSigningSecret(secretBox.derive, auth.orgId, auth.tokenId);
+      const data = await newEndpoint(auth, id, listenerUrl(id), body ?? {}, secret);
+      const endpoint = await deps.listeners.create({ ...data, listener_connected_until: data.created_at });
+      return { endpoint, secret };
     },
 
     getWebhookEndpoint: findOrThrow,

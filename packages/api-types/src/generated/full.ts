@@ -672,6 +672,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhook_listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a webhook listener
+         * @description Registers a **listener**: a webhook endpoint that receives its deliveries through a stream
+         *     your process opens (*Stream a webhook listener's deliveries*) instead of HTTPS, so you can
+         *     develop a receiver on your own machine without a public host. `ars-listen` from
+         *     `@audit-review/client` does this for you and forwards each delivery to a local URL.
+         *
+         *     The listener is a webhook endpoint (`url` is `listener:` followed by its id): it gets the
+         *     deliveries of every event its filters match, signed and shaped exactly as for an HTTPS
+         *     endpoint, with the same retries and attempt records, and it is listed, read, updated and
+         *     deleted like any endpoint. The fields and defaults are those of *Create a webhook
+         *     endpoint*, without `url` and `authentication`. The server never opens a connection for a
+         *     listener.
+         *
+         *     The signing secret is returned once, in `secret`. It is the same for every listener
+         *     created with the same token, so a receiver can keep it across runs.
+         *
+         *     A listener counts toward the 20 live endpoints of your org only while its stream is
+         *     connected. When no stream has been connected for the grace period (60 seconds by default),
+         *     it is deleted: its queued deliveries fail (`endpoint_deleted`) and it gets no new ones.
+         *     While it is disconnected, its due deliveries are attempted and fail with
+         *     `connection_error`, then retried on the usual schedule.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["createWebhookListener"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_listeners/{listener_id}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a webhook listener's request
+         * @description Reports what the local receiver answered to one `delivery` of the listener's stream (its
+         *     `request_id`): the HTTP `status` and `body`, or the `error` when the receiver could not be
+         *     reached or did not answer. The attempt is recorded from it like an HTTPS attempt (`2xx`
+         *     succeeds; anything else is retried on the schedule) and shows in the delivery's attempts.
+         *     An answer for a request that is no longer awaited (answered already, or past its 15
+         *     seconds) changes nothing.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["answerWebhookListenerRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_listeners/{listener_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream a webhook listener's deliveries
+         * @description Connects the listener: a long-lived `text/event-stream` (Server-Sent Events) response that
+         *     carries the listener's deliveries. One stream per listener at a time; reconnecting (after a
+         *     dropped connection) resumes the same listener, as long as it has not been deleted.
+         *
+         *     * `event: ready` comes first: `{"listener_id": "…"}`.
+         *     * `event: delivery` is one attempt of a delivery: `{"request_id": "…", "headers": {…},
+         *       "body": "…"}`. `headers` are exactly those an HTTPS receiver gets (`webhook-id`,
+         *       `webhook-timestamp`, `webhook-signature`, `content-type`, …) and `body` is the exact
+         *       signed body. Post the receiver's answer with *Answer a webhook listener's request*
+         *       within 15 seconds, or the attempt is recorded as a `timeout`.
+         *     * A comment line (`: keep-alive`) is sent every 15 seconds.
+         *
+         *     Connecting a listener while 20 other endpoints of your org are live (connected listeners
+         *     included) answers `409 ENDPOINT_LIMIT_REACHED`; a listener whose stream is already
+         *     connected answers `409 LISTENER_IN_USE`.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        get: operations["streamWebhookListener"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1168,6 +1278,28 @@ export interface components {
             url: string;
         };
         /**
+         * @description What the listener receives and how its payload is shaped; every field is optional, with the defaults of *Create a webhook endpoint*.
+         * @example {
+         *       "description": "ars-listen on my laptop",
+         *       "filters": {
+         *         "audit_results": "failed"
+         *       }
+         *     }
+         */
+        CreateWebhookListenerRequest: {
+            /** @example ars-listen on my laptop */
+            description?: string | null;
+            /**
+             * @example [
+             *       "audit.completed"
+             *     ]
+             */
+            event_types?: components["schemas"]["EventType"][];
+            filters?: components["schemas"]["WebhookEndpointFiltersInput"];
+            payload?: components["schemas"]["WebhookEndpointPayloadInput"];
+            signing?: components["schemas"]["WebhookEndpointSigningInput"];
+        };
+        /**
          * @description The last failure of a delivery; null while no attempt has failed, and after a success.
          * @example {
          *       "code": "unexpected_status",
@@ -1342,7 +1474,7 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         /**
          * @description An event as it was published: the audit it is about, its result and every answered
          *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
@@ -3003,6 +3135,54 @@ export interface components {
              */
             url?: string;
         };
+        /**
+         * @description What the local receiver answered to one request of the stream; exactly one of `status` and `error`.
+         * @example {
+         *       "request_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fc0",
+         *       "status": 200,
+         *       "body": "ok",
+         *       "duration_ms": 12
+         *     }
+         */
+        WebhookListenerAnswer: {
+            /**
+             * @description The receiver's answer (its first 1 KiB is kept with the attempt).
+             * @example ok
+             */
+            body?: string;
+            /**
+             * @description How long the receiver took, in milliseconds.
+             * @example 12
+             */
+            duration_ms: number;
+            /**
+             * @description Why no answer arrived.
+             * @example {
+             *       "code": "connection_error",
+             *       "message": "connect ECONNREFUSED 127.0.0.1:4242"
+             *     }
+             */
+            error?: {
+                /**
+                 * @example connection_error
+                 * @enum {string}
+                 */
+                code: "connection_error" | "timeout";
+                /** @example connect ECONNREFUSED 127.0.0.1:4242 */
+                message: string;
+            };
+            /**
+             * Format: uuid
+             * @description The `request_id` of the stream's `delivery` event.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fc0
+             */
+            request_id: string;
+            /**
+             * @description The HTTP status the receiver answered.
+             * @example 200
+             */
+            status?: number;
+        };
     };
     responses: {
         /** @description The body is not valid JSON or does not match the schema (`VALIDATION_ERROR`). */
@@ -3175,6 +3355,16 @@ export interface components {
         };
         /** @description A query parameter is invalid (`VALIDATION_ERROR`) or a cursor is not an item of this list (`INVALID_CURSOR`). */
         ListBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The org already has 20 live endpoints (`ENDPOINT_LIMIT_REACHED`), or the listener's stream is already connected (`LISTENER_IN_USE`). */
+        ListenerConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -3363,6 +3553,8 @@ export interface components {
         IncludeTotal: components["schemas"]["BooleanString"];
         /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
         Limit: number;
+        /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+        ListenerId: string;
         /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
         StartingAfter: string;
     };
@@ -3401,6 +3593,7 @@ export type CodingEvaluationList = components['schemas']['CodingEvaluationList']
 export type CodingEvaluationStatus = components['schemas']['CodingEvaluationStatus'];
 export type CreatedWebhookEndpoint = components['schemas']['CreatedWebhookEndpoint'];
 export type CreateWebhookEndpointRequest = components['schemas']['CreateWebhookEndpointRequest'];
+export type CreateWebhookListenerRequest = components['schemas']['CreateWebhookListenerRequest'];
 export type DeliveryError = components['schemas']['DeliveryError'];
 export type DeliveryErrorCode = components['schemas']['DeliveryErrorCode'];
 export type DisabledReason = components['schemas']['DisabledReason'];
@@ -3462,6 +3655,7 @@ export type WebhookEndpointSigning = components['schemas']['WebhookEndpointSigni
 export type WebhookEndpointSigningInput = components['schemas']['WebhookEndpointSigningInput'];
 export type WebhookEndpointStatus = components['schemas']['WebhookEndpointStatus'];
 export type WebhookEndpointUpdate = components['schemas']['WebhookEndpointUpdate'];
+export type WebhookListenerAnswer = components['schemas']['WebhookListenerAnswer'];
 export type ResponseBodyBadRequest = components['responses']['BodyBadRequest'];
 export type ResponseCreateEndpointBadRequest = components['responses']['CreateEndpointBadRequest'];
 export type ResponseCreateEndpointConflict = components['responses']['CreateEndpointConflict'];
@@ -3473,6 +3667,7 @@ export type ResponseIdempotencyKeyReused = components['responses']['IdempotencyK
 export type ResponseInsufficientScope = components['responses']['InsufficientScope'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseListBadRequest = components['responses']['ListBadRequest'];
+export type ResponseListenerConflict = components['responses']['ListenerConflict'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponsePathBadRequest = components['responses']['PathBadRequest'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
@@ -3488,6 +3683,7 @@ export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey']
 export type ParameterIds = components['parameters']['Ids'];
 export type ParameterIncludeTotal = components['parameters']['IncludeTotal'];
 export type ParameterLimit = components['parameters']['Limit'];
+export type ParameterListenerId = components['parameters']['ListenerId'];
 export type ParameterStartingAfter = components['parameters']['StartingAfter'];
 export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLocation = components['headers']['Location'];
@@ -4563,6 +4759,131 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["EndpointConflict"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhookListener: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookListenerRequest"];
+            };
+        };
+        responses: {
+            /** @description The listener (a webhook endpoint) with its signing secret, shown only here. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    answerWebhookListenerRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookListenerAnswer"];
+            };
+        };
+        responses: {
+            /** @description The answer is taken. */
+            204: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamWebhookListener: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of the listener's deliveries, until either side closes it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ListenerConflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
