@@ -1,8 +1,13 @@
 // Webhook listeners end to end through the real server: a listener registered, its stream held
 // open with fetch, deliveries signed and shaped as for HTTPS endpoints coming down the stream,
 // answers posted back and recorded as attempts; a dropped stream, the grace period, the limit.
-import type { CreatedWebhookEndpoint, WebhookDelivery, WebhookDeliveryAttempt } from "@audit-review/api-types/internal";
+import type { CreatedWebhookEndpoint, paths, WebhookDelivery, WebhookDeliveryAttempt } from "@audit-review/api-types/internal";
+import { testServerOptions } from "@audit-review/test-kit/server-options";
+import createClient from "openapi-fetch";
 import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/lib/logger.js";
+import { startServer } from "../../src/server.js";
+import { onPostgres } from "../harness/db.js";
 import { createEndpoint, ingestQuestionSet, problemOf, publishEvent, rawProblem, remember, unknownId } from "../harness/factories.js";
 import type { Api, TestServer } from "../harness/server.js";
 import { RECEIVER_HOST, useDeliveryServer, verifyWebhook } from "./support.js";
@@ -278,5 +283,42 @@ describe("a listener's lifecycle", () => {
     const unconnected = await createListener(api);
     await rawProblem((await openStream(server, token, unconnected.id)).response, { status: 409, code: "ENDPOINT_LIMIT_REACHED" });
     expect(https).toHaveLength(19);
+  });
+});
+
+describe.skipIf(!onPostgres)("two API processes on one PostgreSQL (skipped unless TEST_DATABASE_URL is set)", () => {
+  it("when process A holds the stream and process B runs a dispatcher and takes the answers, then B claims none of the listener's rows and the answers reach A's attempts", async () => {
+    const a = server.server.deps.config;
+    const b = await startServer({
+      ...testServerOptions(),
+      databaseUrl: a.databaseUrl,
+      encryptionKey: a.encryptionKey,
+      dispatcher: true,
+      delivery: { pollIntervalMs: 20, jitter: 0 },
+      logger: createLogger({ level: "silent" }),
+    });
+    try {
+      const { api, token } = await server.newOrg();
+      const viaB = createClient<paths>({ baseUrl: b.url, headers: { authorization: `Bearer ${token}` } });
+      const set = await ingestQuestionSet(api);
+      const listener = await createListener(api);
+      const stream = await openStream(server, token, listener.id);
+      await stream.next("ready");
+
+      const published = [];
+      for (let i = 0; i < 5; i++) {
+        published.push((await publishEvent(api, { data: { question_set_id: set.id } })).request);
+        const req = (await stream.next("delivery")) as Delivered;
+        expect(req.headers["webhook-id"]).toBe(published[i]!.id);
+        expect((await answer(viaB, listener.id, { request_id: req.request_id, status: 200, duration_ms: 1 })).response.status).toBe(204);
+      }
+
+      for (const e of published) {
+        const d = await until(() => deliveryOf(api, e.id, listener.id), (x) => x?.status === "succeeded");
+        expect(d.attempt_count).toBe(1);
+      }
+    } finally {
+      await b.close();
+    }
   });
 });
