@@ -1,7 +1,7 @@
 import type { Event, PublishedEvent, PublishedEvents, PublishEventRequest, Recovery } from "@audit-review/api-types/internal";
 import { AUDIT_RESULTS, EVENT_TYPES, stored } from "../lib/stored-values.js";
 import { iso } from "../lib/time.js";
-import type { StoredEvent } from "../repos/events.repo.js";
+import type { StoredEvent } from "../lib/stored-json.js";
 
 /** An event as it was published (GET /v2/events), before any endpoint's payload settings. */
 export function presentEvent(e: StoredEvent): Event {

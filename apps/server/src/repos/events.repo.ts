@@ -1,22 +1,11 @@
 import type { Database } from "../db/client.js";
-import type { Event, Prisma, Question } from "../generated/prisma/client.js";
+import type { Prisma, Question } from "../generated/prisma/client.js";
 import type { Page, PageRequest } from "../lib/page.js";
+import type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 import type { CountCache } from "./count-cache.js";
 import { keysetReader, type Condition } from "./keyset.js";
 
-/** What is stored of each answered question: enough to build any endpoint's payload later. */
-// A type alias, not an interface: Prisma's JSON input type needs the implicit index signature.
-export type StoredResponse = {
-  question_id: string;
-  query: string;
-  answer: string | null;
-  context: string | null;
-  passed: boolean | null;
-  informational: boolean;
-};
-
-/** An event row with its responses typed (the column is JSON). */
-export type StoredEvent = Omit<Event, "responses"> & { responses: StoredResponse[] };
+export type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 
 export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { responses: StoredResponse[] };
 
