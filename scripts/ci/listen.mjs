@@ -15,41 +15,20 @@
 // reconcile.mjs must list the published events through GET /v2/events.
 //
 //   node scripts/ci/listen.mjs          (needs the server built: npm run build; port 4242 free)
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { commands } from "./commands.mjs";
 import { startLiveServer } from "./live-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
-const log = (msg) => process.stdout.write(`listen: ${msg}\n`);
-const fail = (msg) => {
-  process.stderr.write(`listen: FAILED: ${msg}\n`);
-  process.exit(1);
-};
-const run = (cmd, args, opts = {}) => {
-  log(`$ ${[cmd, ...args].join(" ")}${opts.cwd && opts.cwd !== root ? `   (in ${opts.cwd})` : ""}`);
-  const r = spawnSync(cmd, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...opts });
-  if (r.status !== 0) fail(`exited ${r.status}:\n${(r.stdout + r.stderr).slice(-4000)}`);
-  return r.stdout;
-};
+const { log, fail, run, runAsync } = commands("listen", root);
 
-// The server runs in this process: whatever talks to it must not block the event loop.
-const runAsync = async (cmd, args, opts) => {
-  log(`$ ${[cmd, ...args].join(" ")}`);
-  const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], ...opts });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (c) => (out += c));
-  child.stderr.on("data", (c) => (err += c));
-  const [code] = await new Promise((r) => child.on("close", (...a) => r(a)));
-  if (code !== 0) fail(`exited ${code}:\n${(out + err).slice(-4000)}`);
-  return out;
-};
 
 // ---- what the README says, taken from it -------------------------------------------------------
 const readme = readFileSync(join(root, "README.md"), "utf8");
