@@ -100,6 +100,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       rotationGraceMs: config.delivery.rotationGraceMs,
       onQueued: () => signal.notify(),
       listenerStreams: listeners,
+      now: () => clock.now(),
     });
     // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
     // requests, nor API requests behind them. PGlite has one connection whatever we do.

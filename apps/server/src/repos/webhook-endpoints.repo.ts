@@ -39,10 +39,10 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
      * Inserts unless the org already has `limit` live endpoints. The org row lock serialises
      * concurrent creates of one org, so the count cannot go stale between check and insert.
      */
-    createWithinLimit(data: Prisma.WebhookEndpointUncheckedCreateInput, limit: number): Promise<EndpointRow | null> {
+    createWithinLimit(data: Prisma.WebhookEndpointUncheckedCreateInput, limit: number, now = new Date()): Promise<EndpointRow | null> {
       return prisma.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT id FROM orgs WHERE id = ${data.org_id} FOR UPDATE`;
-        const live = await tx.webhookEndpoint.count({ where: { org_id: data.org_id, ...countsTowardLimit(new Date()) } });
+        const live = await tx.webhookEndpoint.count({ where: { org_id: data.org_id, ...countsTowardLimit(now) } });
         if (live >= limit) return null;
         return tx.webhookEndpoint.create({ data });
       });

@@ -28,10 +28,12 @@ export interface ServicesDeps {
   onQueued: () => void;
   /** the webhook listener streams this process holds (the delivery engine's listener hub) */
   listenerStreams: ListenerStreams;
+  /** the engine's clock, which the listener leases are written with */
+  now?: () => Date;
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams }: ServicesDeps) {
+export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, now }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts);
@@ -44,6 +46,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
     urlCheck,
     rotationGraceMs,
     onQueued,
+    ...(now && { now }),
   });
   return {
     tokens: tokensService(tokensRepo(db)),

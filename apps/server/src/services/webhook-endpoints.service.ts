@@ -15,7 +15,7 @@ import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import type { SecretBox } from "../lib/secret-box.js";
-import { listenerUrl } from "../lib/listener-url.js";
+import { listenerIdOf, listenerUrl } from "../lib/listener-url.js";
 import { generateSigningSecret, listenerSigningSecret, secretHint } from "../lib/signing-secrets.js";
 import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
@@ -49,6 +49,8 @@ export interface WebhookEndpointsDeps {
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
+  /** the engine's time: whether a webhook listener is connected is a matter of its leases */
+  now?: () => Date;
   /** wakes the dispatchers when deliveries were queued */
   onQueued: () => void;
 }
@@ -105,7 +107,7 @@ function payloadFields(fields: PayloadField[] | undefined): PayloadField[] {
 }
 
 export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
-  const { endpoints, questionSets, secretBox, urlCheck } = deps;
+  const { endpoints, questionSets, secretBox, urlCheck, now = () => new Date() } = deps;
 
   const notFound = () => new NotFoundError("No webhook endpoint with this id exists in your org.");
   const found = <T>(row: T | null | undefined): T => {
@@ -172,7 +174,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       await checkUrl(body.url);
       const secret = generateSigningSecret();
       const data = await newEndpoint(auth, newId(), body.url, body, secret);
-      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT);
+      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT, now());
       if (!row) throw new EndpointLimitReachedError(ENDPOINT_LIMIT);
       return { endpoint: row, secret };
     },
@@ -186,7 +188,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       const id = newId();
       const secret = listenerSigningSecret(secretBox.derive, auth.orgId, auth.tokenId);
       const data = await newEndpoint(auth, id, listenerUrl(id), body ?? {}, secret);
-      const endpoint = await deps.listeners.create({ ...data, listener_connected_until: data.created_at });
+      const endpoint = await deps.listeners.create({ ...data, listener_connected_until: now() });
       return { endpoint, secret };
     },
 
@@ -197,7 +199,15 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
      * rejected update leaves the endpoint as it was.
      */
     async updateWebhookEndpoint(auth: AuthContext, id: string, body: WebhookEndpointUpdate) {
-      await findOrThrow(auth, id);
+      const current = await findOrThrow(auth, id);
+      // a listener's deliveries go down its stream: it has no URL to move, and no receiver to authenticate to
+      if (listenerIdOf(current.url) !== null && (body.url !== undefined || body.authentication !== undefined)) {
+        const message = "cannot be set on a webhook listener";
+        throw ValidationError.many("body", [
+          ...(body.url !== undefined ? [{ name: "url", message }] : []),
+          ...(body.authentication !== undefined ? [{ name: "authentication", message }] : []),
+        ]);
+      }
       const data: Prisma.WebhookEndpointUpdateManyMutationInput = {};
       if (body.url !== undefined) {
         await checkUrl(body.url);

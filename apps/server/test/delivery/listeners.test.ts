@@ -12,10 +12,12 @@ import { createEndpoint, ingestQuestionSet, problemOf, publishEvent, rawProblem,
 import type { Api, TestServer } from "../harness/server.js";
 import { RECEIVER_HOST, useDeliveryServer, verifyWebhook } from "./support.js";
 
-const GRACE_MS = 3_000;
+// The lease outlasts the clock jumps below (a connected listener stays connected through them);
+// the grace period is passed by moving the engine's clock, never waited for.
+const GRACE_MS = 30_000;
 const { server, clock } = await useDeliveryServer(
   { totalTimeoutMs: 1_500, scheduleMs: [0, 60_000, 60_000] },
-  { listenerGraceMs: GRACE_MS, listenerLeaseMs: 3_000 },
+  { listenerGraceMs: GRACE_MS, listenerLeaseMs: 120_000 },
 );
 
 interface Delivered {
@@ -139,6 +141,22 @@ describe("POST /v2/webhook_listeners", () => {
     expect(again.filters.audit_results).toBe("failed");
     expect(other.secret).not.toBe(first.secret);
     expect((await api.GET("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: first.id } } })).data?.url).toBe(`listener:${first.id}`);
+  });
+
+  it("when a listener is updated, then its filters and payload change like any endpoint's, but url and authentication are refused (it has no receiver to move or authenticate to)", async () => {
+    const { api } = await server.newOrg();
+    const listener = await createListener(api);
+    const path = { params: { path: { endpoint_id: listener.id } } };
+
+    const ok = await api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { ...path, body: { filters: { audit_results: "passed" }, payload: { result_format: "raw" } } });
+    const refused = await api.PATCH("/v2/webhook_endpoints/{endpoint_id}", {
+      ...path,
+      body: { url: `https://${RECEIVER_HOST}/moved`, authentication: { type: "basic", username: "u", password: "p4ssw0rd-listener" } },
+    });
+
+    expect(ok.data).toMatchObject({ url: `listener:${listener.id}`, filters: { audit_results: "passed" }, payload: { result_format: "raw" } });
+    const problem = problemOf(refused, { status: 400, code: "VALIDATION_ERROR" });
+    expect(problem.errors!.map((e) => e.name)).toEqual(["url", "authentication"]);
   });
 
   it("when the filters name another org's question set, then 400 names it, as on create", async () => {
