@@ -10,6 +10,8 @@ import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js"
 import { createSender, type Sender } from "./delivery/sender.js";
 import { routedSender } from "./delivery/transport.js";
 import { createLogger, type Logger } from "./lib/logger.js";
+import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
+import { createMetrics, type Metrics } from "./metrics/registry.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
 import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
@@ -50,6 +52,8 @@ export interface Deps {
   dispatcher: Dispatcher | null;
   /** The webhook listener streams of this process (started by the API role, which holds them). */
   listeners: ListenerHub;
+  /** This process's metrics and their listener, unless `config.metricsPort` is null. */
+  metrics: (Metrics & { listener: MetricsListener }) | null;
   /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
   close(): Promise<void>;
 }
@@ -89,8 +93,15 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       userAgent: d.userAgent,
     });
     const clock = o.clock ?? systemClock;
+    // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
+    // requests, nor API requests behind them. PGlite has one connection whatever we do.
+    const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
+      ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
+      : null;
+    const metricsPort = config.metricsPort;
+    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, logger });
     const listeners = createListenerHub({
-      db, logger, sender, secretBox, signal, config: d, clock,
+      db, logger, sender, secretBox, signal, config: d, clock, observe: metrics?.delivery,
       graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, limit: ENDPOINT_LIMIT,
     });
     const services = createServices({
@@ -102,13 +113,14 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       listenerStreams: listeners,
       now: () => clock.now(),
     });
-    // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
-    // requests, nor API requests behind them. PGlite has one connection whatever we do.
-    const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
-      ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
-      : null;
     const dispatcher = config.dispatcher
-      ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock })
+      ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock, observe: metrics?.delivery })
+      : null;
+    const listener = metrics && metricsPort !== null
+      ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger }).catch(async (err: unknown) => {
+        await engineDb?.close();
+        throw err;
+      })
       : null;
     return {
       config,
@@ -124,9 +136,11 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       clock,
       dispatcher,
       listeners,
+      metrics: metrics && listener ? { ...metrics, listener } : null,
       async close() {
         await listeners.stop();
         await dispatcher?.stop();
+        await listener?.close();
         await engineDb?.close();
         await sender.close();
         await signal.close();

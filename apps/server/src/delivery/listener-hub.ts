@@ -26,6 +26,7 @@ import { createAttempt } from "./attempt.js";
 import { every, systemClock, type Clock, type TimerHandle } from "./clock.js";
 import { createDeliverer } from "./deliver.js";
 import { createKeyring } from "./keyring.js";
+import { noObserver, type DeliveryObserver } from "./observer.js";
 import type { QueueSignal } from "./queue-signal.js";
 import { createReceiverAuth } from "./receiver-auth.js";
 import { createRecorder } from "./recorder.js";
@@ -73,6 +74,8 @@ export interface ListenerHubOptions {
   limit: number;
   clock?: Clock;
   random?: () => number;
+  /** the engine's metrics: listener attempts count like any other */
+  observe?: DeliveryObserver;
 }
 
 interface Stream {
@@ -127,7 +130,7 @@ function parseForwarded(payload: string): { listenerId: string; answer: Listener
 }
 
 export function createListenerHub({
-  db, logger, sender, secretBox, signal, config, graceMs, leaseMs, limit, clock = systemClock, random = Math.random,
+  db, logger, sender, secretBox, signal, config, graceMs, leaseMs, limit, clock = systemClock, random = Math.random, observe = noObserver,
 }: ListenerHubOptions): ListenerHub {
   const id = `${hostname()}:${process.pid}:listeners:${randomUUID().slice(0, 8)}`;
   const log = logger.child({ component: "listener-hub" });
@@ -143,7 +146,7 @@ export function createListenerHub({
   let seq = 0;
 
   const recorder = createRecorder<OutcomeRecord, RecordResult>({
-    write: (batch) => queue.recordBatch(batch, config.failingDisableAfterMs),
+    write: (batch) => (observe.recordBatch(batch.length), queue.recordBatch(batch, config.failingDisableAfterMs)),
     clock, maxBatch: config.recordBatchSize, maxDelayMs: config.recordDelayMs,
   });
 
@@ -172,7 +175,7 @@ export function createListenerHub({
   const engineSender = routedSender(sender, transport);
   const receiverAuth = createReceiverAuth({ sender: engineSender, secretBox, now: () => clock.now().getTime(), maxTokenResponseBytes: config.maxResponseBytes });
   const deliverer = createDeliverer({
-    queue, attempt: createAttempt({ sender: engineSender, receiverAuth, clock }), keyring: createKeyring(secretBox), recorder, clock, random, config, log,
+    queue, attempt: createAttempt({ sender: engineSender, receiverAuth, clock }), keyring: createKeyring(secretBox), recorder, clock, random, config, log, observe,
     hooks: {
       attemptOver: () => undefined,
       unreachable: () => undefined,

@@ -23,7 +23,7 @@ import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 import type { WebhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 
 export const ENDPOINT_LIMIT = 20;
-/** How far back a recovery may reach (docs/api-decisions.md, "Webhook endpoints"). */
+/** How far back a recovery may reach (docs/api-decisions.md#webhook-endpoints). */
 export const RECOVERY_WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
   "data.documentId",
