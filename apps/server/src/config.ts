@@ -50,6 +50,10 @@ export interface Config {
   delivery: DeliveryConfig;
   /** How long and how much the HTTP server waits for and holds a client (README "Timeouts and limits"). */
   httpLimits: HttpLimits;
+  /** A webhook listener with no stream connected for this long is deleted (its queued deliveries fail). */
+  listenerGraceMs: number;
+  /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
+  listenerLeaseMs: number;
 }
 
 export interface HttpLimits {
@@ -196,6 +200,8 @@ export function loadConfig(env: Env = process.env): Config {
     staticHosts: staticHosts(env),
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
     dispatcher: bool(env, "ARS_DISPATCHER", true),
+    listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
+    listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
     metricsPort: metrics,
     metricsHost: env.ARS_METRICS_HOST || "127.0.0.1",
     delivery: {
