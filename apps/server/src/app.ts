@@ -51,7 +51,7 @@ export function buildApp(d: AppDeps): Express {
     res.redirect(302, "/docs");
   });
   app.use(authenticate(d.operations, d.services.tokens.verify));
-  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
+  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger));
   app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.specPath, d.validateResponses));
   app.use(idempotency({ service: d.services.idempotency, logger: d.logger }));

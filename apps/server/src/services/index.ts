@@ -6,6 +6,7 @@ import { codingEvaluationsRepo } from "../repos/coding-evaluations.repo.js";
 import { eventsRepo } from "../repos/events.repo.js";
 import { idempotencyKeysRepo } from "../repos/idempotency-keys.repo.js";
 import { questionSetsRepo } from "../repos/question-sets.repo.js";
+import { rateLimitsRepo } from "../repos/rate-limits.repo.js";
 import { tokensRepo } from "../repos/tokens.repo.js";
 import { webhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
 import { webhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
@@ -51,6 +52,8 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
     events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued }),
+    /** Request counts per token, shared through the database by every API process. */
+    rateLimits: rateLimitsRepo(db),
   };
 }
 
