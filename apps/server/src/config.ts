@@ -24,6 +24,11 @@ export interface Config {
   port: number;
   /** PostgreSQL when set; otherwise the embedded PGlite in `dataDir`. */
   databaseUrl: string | undefined;
+  /**
+   * A read replica of `databaseUrl` (optional): the eventually consistent lists (question sets,
+   * coding evaluations, and their counts) read there; everything else stays on the primary.
+   */
+  databaseReadUrl: string | undefined;
   dataDir: string;
   /** Embedded database in memory (tests). */
   inMemory: boolean;
@@ -139,10 +144,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (schedule.some((n) => !Number.isInteger(n) || n < 0)) throw new ConfigError("ARS_RETRY_SCHEDULE_MS must be a comma list of integers");
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError("DATABASE_URL must be a postgresql:// URL");
+  const databaseReadUrl = env.DATABASE_READ_URL || undefined;
+  if (databaseReadUrl && !/^postgres(ql)?:\/\//.test(databaseReadUrl)) throw new ConfigError("DATABASE_READ_URL must be a postgresql:// URL");
+  if (databaseReadUrl && !databaseUrl) throw new ConfigError("DATABASE_READ_URL needs DATABASE_URL (a replica of the embedded database does not exist)");
   return {
     host: env.ARS_HOST ?? "127.0.0.1",
     port: int(env, "PORT", 3000),
     databaseUrl,
+    databaseReadUrl,
     dataDir: defaultDataDir(env),
     inMemory: false,
     encryptionKey: env.ARS_ENCRYPTION_KEY || undefined,

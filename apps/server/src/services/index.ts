@@ -1,4 +1,4 @@
-import type { Database } from "../db/client.js";
+import type { Database, SqlExecutor } from "../db/client.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import { createCountCache } from "../repos/count-cache.js";
@@ -21,6 +21,8 @@ import { webhookEndpointsService } from "./webhook-endpoints.service.js";
 
 export interface ServicesDeps {
   db: Database;
+  /** A read replica for the eventually consistent lists (question sets, coding evaluations). */
+  replica?: SqlExecutor | undefined;
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
@@ -28,10 +30,10 @@ export interface ServicesDeps {
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
-  const questionSets = questionSetsRepo(db, counts);
+  const questionSets = questionSetsRepo(db, counts, replica);
   const webhookEndpoints = webhookEndpointsService({
     endpoints: webhookEndpointsRepo(db.prisma),
     questionSets,
@@ -43,7 +45,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
   return {
     tokens: tokensService(tokensRepo(db)),
     questionSets: questionSetsService(questionSets),
-    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts)),
+    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts, replica)),
     webhookEndpoints,
     webhookDeliveries: webhookDeliveriesService({
       deliveries: webhookDeliveriesRepo(db, counts),
