@@ -1,3 +1,4 @@
+import { DEFAULT_HEAP, type HeapSettings } from "./heap-defaults.js";
 import { defaultDataDir } from "./lib/paths.js";
 
 const SECOND = 1000;
@@ -49,6 +50,8 @@ export interface Config {
   /** Run the delivery engine inside this process. */
   dispatcher: boolean;
   delivery: DeliveryConfig;
+  /** V8 heap sizing applied at start (heap-defaults.ts). */
+  heap: HeapSettings;
 }
 
 export interface DeliveryConfig {
@@ -163,6 +166,10 @@ export function loadConfig(env: Env = process.env): Config {
     staticHosts: staticHosts(env),
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
     dispatcher: bool(env, "ARS_DISPATCHER", true),
+    heap: {
+      growingPercent: int(env, "ARS_HEAP_GROWING_PERCENT", DEFAULT_HEAP.growingPercent),
+      semiSpaceGrowthFactor: int(env, "ARS_SEMI_SPACE_GROWTH_FACTOR", DEFAULT_HEAP.semiSpaceGrowthFactor),
+    },
     delivery: {
       ...DEFAULT_DELIVERY,
       scheduleMs: schedule.length ? schedule : [...DEFAULT_SCHEDULE_MS],

@@ -7,6 +7,7 @@ import { answerClientError } from "./http/problem.js";
 import { internOneByteNames } from "./lib/one-byte-names.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 import { boundPort } from "./lib/bound-port.js";
+import { applyHeapSettings } from "./heap-defaults.js";
 import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
 
 export type { StartServerOptions } from "./start-options.js";
@@ -29,7 +30,9 @@ export interface RunningServer {
 export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
   const { config, overrides } = resolveStartOptions(opts);
   internOneByteNames(SPEC_PATH);
+  const heapFlags = applyHeapSettings(config.heap);
   const deps = await createDeps(config, overrides);
+  if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
   const app = buildApp({
     db: deps.db,
     services: deps.services,
