@@ -21,15 +21,29 @@ export interface WindowCounter {
 export class DatabaseStore implements Store {
   readonly localKeys = false;
   readonly prefix = "";
+  private limit = Infinity;
+  /**
+   * Keys this process has seen over the limit, until their window ends: a token that is refused
+   * stays refused until then whatever other processes count, so its further requests are
+   * answered without a database round trip (a client hammering past its limit costs nothing).
+   * The window's end comes from the database's clock; a skew of this machine's clock shifts the
+   * local refusal by as much.
+   */
+  private readonly refusedUntil = new Map<string, Date>();
 
   constructor(private readonly counter: WindowCounter) {}
 
   init(options: Options): void {
     if (options.windowMs !== this.counter.windowMs) throw new Error(`rate limit window ${options.windowMs} ms differs from the counter's ${this.counter.windowMs} ms`);
+    if (typeof options.limit === "number") this.limit = options.limit;
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
+    const refused = this.refusedUntil.get(key);
+    if (refused && refused.getTime() > Date.now()) return { totalHits: this.limit + 1, resetTime: refused };
+    if (refused) this.refusedUntil.delete(key);
     const { hits, resetAt } = await this.counter.hit(key);
+    if (hits > this.limit) this.refusedUntil.set(key, resetAt);
     return { totalHits: hits, resetTime: resetAt };
   }
 
@@ -38,6 +52,7 @@ export class DatabaseStore implements Store {
   }
 
   resetKey(key: string): Promise<void> {
+    this.refusedUntil.delete(key);
     return this.counter.reset(key);
   }
 }

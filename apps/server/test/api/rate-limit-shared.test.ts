@@ -80,6 +80,22 @@ describe("a rate limit shared by three API processes", () => {
   });
 });
 
+describe("a refused token", () => {
+  it("when a process has refused a token, then it refuses its further requests without counting them in the database, and other processes still count", async () => {
+    await stayInOneWindow(10);
+    const token = await newToken();
+    const [row] = await t.db.query<{ id: string }>("SELECT id FROM api_tokens ORDER BY created_at DESC LIMIT 1");
+    const hits = async () => (await t.db.query<{ hits: number }>("SELECT hits FROM rate_limit_windows WHERE key = $1", [row!.id]))[0]?.hits;
+    for (let i = 0; i < LIMIT; i++) expect((await get(servers[0]!, token)).status).toBe(200);
+    expect((await get(servers[0]!, token)).status).toBe(429);
+    expect(await hits()).toBe(LIMIT + 1);
+    for (let i = 0; i < 5; i++) expect((await get(servers[0]!, token)).status).toBe(429);
+    expect(await hits()).toBe(LIMIT + 1);
+    expect((await get(servers[1]!, token)).status).toBe(429);
+    expect(await hits()).toBe(LIMIT + 2);
+  });
+});
+
 describe("the rate-limit table stays small", () => {
   it("when a key opens a new window, then its ended windows are deleted in the same statement", async () => {
     const repo = rateLimitsRepo(t.db);
