@@ -60,13 +60,14 @@ function withStaticHosts(hosts: Record<string, string[]>, fallback: Resolver): R
 /** The lists' replica; a replica that cannot answer hands the read to the primary, logged at most every 30 s. */
 function listReplica(url: string, primary: Database, logger: Logger): ReadReplica {
   let warnedAt = 0;
-  const replica = openReadReplica(url, primary, (err) => {
-    if (Date.now() - warnedAt < 30_000) return;
-    warnedAt = Date.now();
-    logger.warn({ err: String(err) }, "read replica unavailable: list reads go to the primary meanwhile");
+  return openReadReplica(url, primary, {
+    onFallback(err) {
+      if (Date.now() - warnedAt < 30_000) return;
+      warnedAt = Date.now();
+      logger.warn({ err: String(err) }, "read replica unavailable: list reads go to the primary meanwhile");
+    },
+    onFirstConnect: () => logger.info({ replica: new URL(url).host }, "question-set and coding-evaluation lists read from the replica (DATABASE_READ_URL)"),
   });
-  logger.info({ replica: new URL(url).host }, "question-set and coding-evaluation lists read from the replica (DATABASE_READ_URL)");
-  return replica;
 }
 
 /** The composition root: everything a process role needs, built once. */

@@ -25,15 +25,18 @@ export interface ReadReplica extends SqlExecutor {
   close(): Promise<void>;
 }
 
-export function openReadReplica(
-  url: string,
-  primary: SqlExecutor,
-  onFallback: (err: unknown) => void,
-  poolSize = DEFAULT_POOL_SIZE,
-): ReadReplica {
+export interface ReadReplicaEvents {
+  /** the replica could not answer; the primary did */
+  onFallback(err: unknown): void;
+  /** the first connection to the replica is open (a process that never lists never opens one) */
+  onFirstConnect(): void;
+}
+
+export function openReadReplica(url: string, primary: SqlExecutor, events: ReadReplicaEvents, poolSize = DEFAULT_POOL_SIZE): ReadReplica {
   // connects on first use: a process that never lists (a worker) opens no replica connection
   const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: "ars-list-reader", connectionTimeoutMillis: 5_000 });
   pool.on("error", () => undefined);
+  pool.once("connect", () => events.onFirstConnect());
   return {
     async query<T = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
       try {
@@ -41,7 +44,7 @@ export function openReadReplica(
         return result.rows;
       } catch (err) {
         if (!replicaUnavailable(err)) throw err;
-        onFallback(err);
+        events.onFallback(err);
         return primary.query<T>(sql, params);
       }
     },
