@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { once } from "node:events";
 import pg from "pg";
-import { uuidv7 } from "uuidv7";
+import { makeEvent } from "../bench/lib/events.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "apps", "server", "dist");
@@ -244,19 +244,7 @@ export async function runCluster({ seconds = 60, readers = 8, tokens: tokenCount
       for (let n = 0; Date.now() < until; n++) {
         const due = started + n * perBatchMs;
         if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-        const events = Array.from({ length: batch }, () => ({
-          id: uuidv7(),
-          type: "audit.completed",
-          occurred_at: new Date().toISOString(),
-          data: {
-            audit_id: uuidv7(),
-            question_set_id: set.id,
-            document_id: `doc-${published}`,
-            result: "passed",
-            raw_result: "PASS",
-            responses: set.questions.slice(0, 3).map((q) => ({ question_id: q.id, answer: "Yes", context: "Documented.", passed: true })),
-          },
-        }));
+        const events = Array.from({ length: batch }, (_, k) => makeEvent(n * batch + k, set));
         const { status, body } = await call(ingest, "/v2/internal/event_batches", { events });
         count(status);
         if (status === 200 || status === 201) published += events.length;
