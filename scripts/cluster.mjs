@@ -173,6 +173,8 @@ export async function runCluster({ seconds = 60, readers = 8, tokens: tokenCount
       ARS_ALLOW_PRIVATE_CIDRS: "127.0.0.1/32",
       ARS_EXTRA_CA_FILE: caFile,
       ARS_RATE_LIMIT_PER_MINUTE: String(rateLimitPerMinute),
+      // five processes on one machine: each its own free metrics port
+      ARS_METRICS_PORT: "0",
     };
 
     // ---- seed lists for the readers (the CLI's own seed command, on the primary)
