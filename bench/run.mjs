@@ -114,7 +114,7 @@ const runClusterPart = !args.only || args.only === "cluster";
 /** The scale-out topology of `npm run cluster` (scripts/cluster.mjs), with the settings it ran with. */
 async function clusterScenario() {
   const { runCluster } = await import("../scripts/cluster.mjs");
-  const settings = { seconds: int("cluster-seconds"), readers: 8, tokens: 2, eventsPerSecond: 100, rateLimitPerMinute: 600 };
+  const settings = { seconds: int("cluster-seconds"), readers: 8, tokens: 2, eventsPerSecond: 100, rateLimitPerMinute: 300 };
   log(`cluster: ${settings.seconds} s of traffic`);
   return { ...settings, ...(await runCluster({ ...settings, log })), date: new Date().toISOString(), command, loadavg: loadavg().map((x) => x.toFixed(2)).join(" ") };
 }

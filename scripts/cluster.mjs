@@ -5,7 +5,7 @@
 // real HTTPS receiver, and traffic for a minute: list reads from several tokens (enough to meet
 // the shared rate limit) and audit.completed events. Ends with a one-screen summary.
 //
-//   npm run cluster [-- --seconds 60 --readers 8 --tokens 2 --events-per-second 100 --rate-limit 600]
+//   npm run cluster [-- --seconds 60 --readers 8 --tokens 2 --events-per-second 100 --rate-limit 300]
 //
 // Needs `npm run build`. Every process it starts is its own child and is stopped by its pid.
 import { spawn } from "node:child_process";
@@ -111,7 +111,7 @@ async function startProxy(ports) {
  * Runs the topology for `seconds` of traffic and returns its figures. `log` gets progress lines.
  * Used by `npm run cluster` and by the bench's `cluster` scenario.
  */
-export async function runCluster({ seconds = 60, readers = 8, tokens: tokenCount = 2, eventsPerSecond = 100, batch = 10, rateLimitPerMinute = 600, log = () => undefined } = {}) {
+export async function runCluster({ seconds = 60, readers = 8, tokens: tokenCount = 2, eventsPerSecond = 100, batch = 10, rateLimitPerMinute = 300, log = () => undefined } = {}) {
   const { startPrimaryWithReplica } = await import(pathToFileURL(join(KIT, "replica.js")).href);
   const { startReceiver } = await import(pathToFileURL(join(KIT, "receiver.js")).href);
   const { createTestCa } = await import(pathToFileURL(join(KIT, "ca.js")).href);
@@ -317,12 +317,12 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
       readers: { type: "string", default: "8" },
       tokens: { type: "string", default: "2" },
       "events-per-second": { type: "string", default: "100" },
-      "rate-limit": { type: "string", default: "600" },
+      "rate-limit": { type: "string", default: "300" },
       help: { type: "boolean", default: false },
     },
   });
   if (values.help) {
-    console.log("npm run cluster [-- --seconds 60 --readers 8 --tokens 2 --events-per-second 100 --rate-limit 600]");
+    console.log("npm run cluster [-- --seconds 60 --readers 8 --tokens 2 --events-per-second 100 --rate-limit 300]");
     process.exit(0);
   }
   const summary = await runCluster({
