@@ -37,3 +37,32 @@ function dropNullEnumValues(node) {
     Object.values(node).forEach(dropNullEnumValues);
   }
 }
+
+/**
+ * The document the reference page is rendered from: the public bundle with its callbacks lifted
+ * into `x-webhooks` (Redoc's webhooks section: its own sidebar entry, instead of a collapsed
+ * callback titled with a runtime expression at the bottom of the operation that registers it).
+ */
+export function shapeForDocs(spec, receiving) {
+  const out = structuredClone(spec);
+  const webhooks = {};
+  for (const item of Object.values(out.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      if (!op || typeof op !== "object" || !op.callbacks) continue;
+      for (const callback of Object.values(op.callbacks)) {
+        for (const expression of Object.values(callback)) {
+          for (const [method, cbOp] of Object.entries(expression)) {
+            const name = cbOp["x-event-type"] ?? cbOp.operationId;
+            webhooks[name] = { ...(webhooks[name] ?? {}), [method]: { ...cbOp, tags: ["Webhooks"] } };
+          }
+        }
+      }
+      delete op.callbacks;
+    }
+  }
+  if (Object.keys(webhooks).length) {
+    out["x-webhooks"] = webhooks;
+    out.tags = [...(out.tags ?? []), { name: "Webhooks", description: receiving?.description ?? "What your receivers get." }];
+  }
+  return out;
+}
