@@ -4,7 +4,7 @@ import express, { type Express } from "express";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
 import { authenticate } from "./http/auth.js";
-import { docsRoutes } from "./http/docs.js";
+import { docsBrowserRoutes, docsRoutes, loadDocs } from "./http/docs.js";
 import { jsonBody } from "./http/json-body.js";
 import type { OperationIndex } from "./http/operations.js";
 import { notFound, problemHandler } from "./http/problem.js";
@@ -50,6 +50,8 @@ export function buildApp(d: AppDeps): Express {
   app.get("/", (_req, res) => {
     res.redirect(302, "/docs");
   });
+  const docs = loadDocs(d.docsDir);
+  app.use(docsBrowserRoutes(docs));
   app.use(authenticate(d.operations, d.services.tokens.verify));
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
   app.use(jsonBody(d.bodyLimitBytes));
@@ -70,7 +72,7 @@ export function buildApp(d: AppDeps): Express {
       res.status(503).json({ status: "database unreachable" });
     }
   });
-  app.use(docsRoutes(d.docsDir));
+  app.use(docsRoutes(docs));
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
   app.use(internalRoutes(d.services));

@@ -34,7 +34,7 @@ const shaped = withCodeSamples(shapeForGenerators(bundled), samples, sampleOptio
 writeFileSync(join(bundleDir, "openapi.public.yaml"), stringify(shaped, { lineWidth: 0, aliasDuplicateObjects: false }));
 writeFileSync(join(bundleDir, "openapi.public.json"), JSON.stringify(shaped, null, 2) + "\n");
 // The rendered reference reads the unshaped contract (exact schemas) with the same samples.
-const docsSource = shapeForDocs(withCodeSamples(bundled, samples, sampleOptions));
+const docsSource = shapeForDocs(withCodeSamples(bundled, samples, sampleOptions), parse(readFileSync(join(root, "openapi/webhooks.yaml"), "utf8")));
 writeFileSync(join(bundleDir, "openapi.docs.yaml"), stringify(docsSource, { lineWidth: 0, aliasDuplicateObjects: false }));
 
 const outDir = join(pkgDir, "src/generated");
