@@ -142,7 +142,7 @@ async function browserCheck(base, html) {
       await page.goto(`${base}/docs`, { waitUntil: "load" });
       await page.waitForSelector("text=Every list answers the same envelope");
       await page.screenshot({ path: join(shots, `${name}-top.png`) });
-      if (name === "desktop" && (await page.evaluate(() => document.body.innerText)).includes("`")) fail("the page shows a literal backtick");
+      if (name === "desktop" && (await page.innerText("body")).includes("`")) fail("the page shows a literal backtick");
       // Every link of the page's own, opened as a new page (a new tab, a pasted link), lands on it.
       for (const link of ownLinks) {
         await page.goto(`${base}${link}`, { waitUntil: "load" });
@@ -152,12 +152,12 @@ async function browserCheck(base, html) {
       await page.waitForSelector("text=Registers an HTTPS receiver for your org");
       await page.waitForTimeout(500);
       await page.screenshot({ path: join(shots, `${name}-create-webhook-endpoint.png`) });
-      const opText = await page.evaluate(() => document.body.innerText);
+      const opText = await page.innerText("body");
       if (!opText.includes("curl -X POST") || !opText.includes("$ARS_TOKEN")) fail(`${name}: the create operation shows no curl sample`);
       await page.goto(`${base}/webhooks`, { waitUntil: "load" });
       await page.waitForSelector("text=Delivery statuses");
       await page.screenshot({ path: join(shots, `${name}-webhooks.png`) });
-      const text = await page.evaluate(() => document.body.innerText);
+      const text = await page.innerText("body");
       // The footer badge lives in the sidebar, which a phone shows only behind its menu button.
       const desktopOnly = name === "desktop" ? ["API docs by Redoc"] : [];
       for (const expected of ["webhook-signature: v1,", "verifyWebhook", "hmac.compare_digest", "hmac.Equal", ...desktopOnly]) {

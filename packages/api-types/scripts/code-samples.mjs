@@ -149,7 +149,7 @@ function tsValue(v, indent = "") {
   return JSON.stringify(v);
 }
 
-function renderTs({ spec, o, request, baseUrl, clientMethods }) {
+function renderTs({ o, request, baseUrl, clientMethods }) {
   const lines = [`import { createClient } from "@audit-review/client";`, ""];
   // The client always sends a token; operations that need none ignore it.
   lines.push(`const client = createClient({ baseUrl: "${baseUrl}", token: process.env.ARS_TOKEN! });`);
