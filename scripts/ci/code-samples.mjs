@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import http from "node:http";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { parse } from "yaml";
@@ -88,7 +89,9 @@ const proxy = http.createServer((req, res) => {
       answer.on("data", (c) => body.push(c));
       answer.on("end", () => {
         const buffer = Buffer.concat(body);
-        exchanges.push({ method: req.method, path: req.url, status: answer.statusCode, contentType: answer.headers["content-type"], body: buffer.toString("utf8") });
+        // The client asked for a compressed answer (the docs and the contract are sent so): check what it decodes to.
+        const inflate = { br: brotliDecompressSync, gzip: gunzipSync }[answer.headers["content-encoding"]] ?? ((b) => b);
+        exchanges.push({ method: req.method, path: req.url, status: answer.statusCode, contentType: answer.headers["content-type"], body: inflate(buffer).toString("utf8") });
         res.writeHead(answer.statusCode, answer.headers);
         res.end(buffer);
       });
