@@ -143,8 +143,9 @@ async function browserCheck(base, html) {
       await page.waitForSelector("text=Every list answers the same envelope");
       await page.screenshot({ path: join(shots, `${name}-top.png`) });
       if (name === "desktop" && (await page.innerText("body")).includes("`")) fail("the page shows a literal backtick");
-      // Every link of the page's own, opened as a new page (a new tab, a pasted link), lands on it.
-      for (const link of ownLinks) {
+      // Every link of the page's own, opened as a new page (a new tab, a pasted link), lands on it
+      // (the server's answer does not depend on the viewport: once is enough).
+      for (const link of name === "desktop" ? ownLinks : []) {
         await page.goto(`${base}${link}`, { waitUntil: "load" });
         if (!page.url().startsWith(`${base}/docs#${link}`)) fail(`${link} opened in a new tab landed on ${page.url()}`);
       }
