@@ -8,12 +8,13 @@
 // downloaded: the generated client needs only the standard library.
 //
 //   node scripts/ci/go-client.mjs            (needs the server built: npm run build)
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PUBLIC_RECEIVER_HOST, startLiveServer } from "./live-server.mjs";
+import { runClientCheck } from "./client-check.mjs";
+import { startLiveServer } from "./live-server.mjs";
 import { GO_ENV, OFFICIAL_JAR_SHA256, jarPath } from "./generator.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -51,24 +52,7 @@ log(`built against the generated package with ${spawnSync("go", ["version"], { e
 // 3. Against a live server (in this process: the binary runs with async spawn).
 const server = await startLiveServer();
 try {
-  const receiverUrl = `https://${PUBLIC_RECEIVER_HOST}/go-client`;
-  const child = spawn(binary, [], {
-    env: { ...process.env, ARS_BASE_URL: server.url, ARS_TOKEN: server.token, ARS_RECEIVER_URL: receiverUrl, ARS_EXPECTED_QUESTION_SET_IDS: JSON.stringify(server.questionSets.map((s) => s.id)) },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let stdout = "";
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk;
-    process.stdout.write(chunk);
-  });
-  const [code] = await new Promise((r) => child.on("close", (...args) => r(args)));
-  if (code !== 0) fail(`the check program exited ${code}`);
-  const result = JSON.parse(stdout.split("\n").find((line) => line.startsWith("{")) ?? "{}");
-  const res = await fetch(`${server.url}/v2/webhook_endpoints`, { headers: { authorization: `Bearer ${server.token}` } });
-  const endpoints = (await res.json()).data;
-  if (endpoints.length !== 1 || endpoints[0].id !== result.created_endpoint_id || endpoints[0].url !== receiverUrl) {
-    fail(`the server does not hold the endpoint the Go client reported: ${JSON.stringify(endpoints)}`);
-  }
+  await runClientCheck(server, { label: "go-client", cmd: binary });
   log(`passed in ${((Date.now() - started) / 1000).toFixed(1)} s: generated, built, walked every page, filtered, read a 400 as a problem, created an endpoint and fetched it back`);
 } finally {
   await server.close();
