@@ -8,10 +8,11 @@
 // operation does not document as success, or an answer its response schema refuses (Ajv).
 // TypeScript samples are type-checked with `tsc --strict` first; Go samples are built together.
 //
-//   node scripts/ci/code-samples.mjs [--only curl,ts,python,go]
+//   node scripts/ci/code-samples.mjs [--only curl,ts,python,go]   (SAMPLES_TIMING=1: each sample's time)
 //   (needs the server built, and out/go-client and out/python-client from the README's
 //   commands: scripts/ci/go-client.mjs and python-client.mjs make them)
 import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { dirname, join, resolve } from "node:path";
@@ -124,7 +125,7 @@ async function fixtures() {
     if (Date.now() > deadline) throw new Error("the fixture delivery never succeeded");
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { endpoint_id: endpoint.id, deletable_endpoint_id: deletable.id, delivery_id: delivery.id, since: new Date(Date.now() - 3600_000).toISOString() };
+  return { endpoint_id: endpoint.id, deletable_endpoint_id: deletable.id, delivery_id: delivery.id, since: new Date(Date.now() - 3600_000).toISOString(), idempotency_key: randomUUID() };
 }
 
 // The server runs in this process: samples run with async spawn, never spawnSync.
@@ -184,7 +185,7 @@ try {
   for (const lang of languages) {
     const t0 = Date.now();
     const samples = renderAll(spec, source, { baseUrl, fixtures: await fixtures(), clientMethods });
-    const command = prepare[lang](Object.fromEntries(Object.entries(samples).map(([id, s]) => [id, s])));
+    const command = prepare[lang](samples);
     for (const id of Object.keys(samples)) {
       const o = ops[id];
       exchanges = [];

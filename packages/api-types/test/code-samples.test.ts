@@ -45,8 +45,9 @@ describe("code samples on every public operation", () => {
     expect(s.listQuestionSets.go).toContain(".IsProduction(ars.BOOLEANSTRING_TRUE).Limit(25)");
     expect(s.updateWebhookEndpoint.curl).toContain("/v2/webhook_endpoints/E1");
     expect(s.updateWebhookEndpoint.go).toContain(`filters.SetAuditResults(ars.AUDITRESULTFILTER_ALL)`);
-    expect(s.createWebhookEndpoint.ts).toContain(`{ idempotencyKey: "2f0c6c1e-create-endpoint-1" }`);
-    expect(s.createWebhookEndpoint.python).toContain(`idempotency_key="2f0c6c1e-create-endpoint-1"`);
+    expect(s.createWebhookEndpoint.ts).toContain(`{ idempotencyKey: "${source.fixtures.idempotency_key}" }`);
+    expect(s.createWebhookEndpoint.python).toContain(`idempotency_key="${source.fixtures.idempotency_key}"`);
+    expect(s.createWebhookEndpoint.go).toContain(`.IdempotencyKey("${source.fixtures.idempotency_key}")`);
     expect(s.getHealth.curl).not.toContain("Authorization");
   });
 
