@@ -10,6 +10,8 @@ import type { OperationIndex } from "./http/operations.js";
 import { notFound, problemHandler } from "./http/problem.js";
 import { rateLimiter } from "./http/rate-limit.js";
 import { requestId } from "./http/request-id.js";
+import { requestMetrics } from "./http/request-metrics.js";
+import type { RequestDurations } from "./metrics/http-requests.js";
 import { contractValidator } from "./http/validator.js";
 import type { Logger } from "./lib/logger.js";
 import { codingEvaluationsRoutes } from "./routes/coding-evaluations.routes.js";
@@ -31,6 +33,8 @@ export interface AppDeps {
   validateResponses: boolean;
   bodyLimitBytes: number;
   rateLimitPerMinute: number;
+  /** request durations are recorded here when metrics are on */
+  requestDurations?: RequestDurations;
 }
 
 /**
@@ -45,6 +49,7 @@ export function buildApp(d: AppDeps): Express {
   // Paths are case-sensitive (RFC 3986), as in the contract and in the auth middleware's
   // operation index; the routers are created case-sensitive too.
   app.set("case sensitive routing", true);
+  if (d.requestDurations) app.use(requestMetrics(d.requestDurations));
   app.use(requestId);
   app.use(accessLog(d.logger));
   app.get("/", (_req, res) => {

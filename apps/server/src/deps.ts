@@ -8,6 +8,8 @@ import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
 import { createLogger, type Logger } from "./lib/logger.js";
+import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
+import { createMetrics, type Metrics } from "./metrics/registry.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
 import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
@@ -45,6 +47,8 @@ export interface Deps {
   clock: Clock;
   /** The delivery engine when `config.dispatcher` is on (started by the process role, not here). */
   dispatcher: Dispatcher | null;
+  /** This process's metrics and their listener, unless `config.metricsPort` is null. */
+  metrics: (Metrics & { listener: MetricsListener }) | null;
   /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
   close(): Promise<void>;
 }
@@ -96,8 +100,16 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
       ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
       : null;
+    const metricsPort = config.metricsPort;
+    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, logger });
     const dispatcher = config.dispatcher
-      ? createDispatcher({ db: engineDb ?? db, logger, sender, secretBox, signal, config: d, clock })
+      ? createDispatcher({ db: engineDb ?? db, logger, sender, secretBox, signal, config: d, clock, observe: metrics?.delivery })
+      : null;
+    const listener = metrics && metricsPort !== null
+      ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger }).catch(async (err: unknown) => {
+        await engineDb?.close();
+        throw err;
+      })
       : null;
     return {
       config,
@@ -112,8 +124,10 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       sender,
       clock,
       dispatcher,
+      metrics: metrics && listener ? { ...metrics, listener } : null,
       async close() {
         await dispatcher?.stop();
+        await listener?.close();
         await engineDb?.close();
         await sender.close();
         await signal.close();

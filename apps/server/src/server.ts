@@ -41,6 +41,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     validateResponses: config.validateResponses,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    requestDurations: deps.metrics?.requests,
   });
   const server: Server = createServer(app);
   // Idle keep-alive connections outlive the clients' and load balancers' own idle timeouts

@@ -7,19 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SqlExecutor } from "../../src/db/client.js";
 import { claimStatement, type ClaimRequest } from "../../src/repos/deliveries-queue.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Actual Rows"?: number;
-  "Actual Loops"?: number;
-  "Rows Removed by Filter"?: number;
-  "Rows Removed by Index Recheck"?: number;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+import { nodes, rowsRead, type PlanNode } from "../harness/plans.js";
 
 const ORG = "0190a000-0000-7000-8000-00000000a001";
 const BACKLOGGED = "0190a000-0000-7000-8000-00000000e000";
@@ -69,11 +57,8 @@ async function explainClaim(db: TestDatabase["db"], r: Partial<ClaimRequest>): P
 }
 
 /** Delivery rows the claim read (returned or filtered out) from every scan of webhook_deliveries but the primary-key lookups. */
-function deliveryRowsRead(plan: PlanNode[]): number {
-  return plan
-    .filter((n) => n["Relation Name"] === "webhook_deliveries" && n["Index Name"] !== "webhook_deliveries_pkey")
-    .reduce((sum, n) => sum + ((n["Actual Rows"] ?? 0) + (n["Rows Removed by Filter"] ?? 0) + (n["Rows Removed by Index Recheck"] ?? 0)) * (n["Actual Loops"] ?? 1), 0);
-}
+const deliveryRowsRead = (plan: PlanNode[]) =>
+  rowsRead(plan, (n) => n["Relation Name"] === "webhook_deliveries" && n["Index Name"] !== "webhook_deliveries_pkey");
 
 let t: TestDatabase | undefined;
 

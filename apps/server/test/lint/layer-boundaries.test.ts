@@ -34,6 +34,10 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["worker.ts", 'import { startServer } from "./server.js";', "the worker loading the HTTP server"],
     ["start-options.ts", 'import { buildApp } from "./app.js";', "the roles' options loading the Express app"],
     ["deps.ts", 'import { x } from "./http/problem.js";', "the composition root shared with the worker loading HTTP"],
+    ["delivery/x.ts", 'import { x } from "../metrics/delivery.js";', "the engine importing the metrics it reports to"],
+    ["repos/x.repo.ts", 'import { x } from "../metrics/registry.js";', "a repository importing metrics"],
+    ["metrics/x.ts", 'import { x } from "../http/request-metrics.js";', "metrics importing HTTP"],
+    ["metrics/x.ts", 'import { x } from "../services/index.js";', "metrics importing services"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
@@ -48,6 +52,8 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["delivery/x.ts", 'import { x } from "../repos/deliveries-queue.repo.js";'],
     ["routes/x.routes.ts", 'import { x } from "../services/index.js";'],
     ["routes/x.routes.ts", 'import { x } from "../presenters/x.presenter.js";'],
+    ["metrics/x.ts", 'import { x } from "../repos/queue-stats.repo.js";'],
+    ["http/x.ts", 'import type { x } from "../metrics/http-requests.js";'],
   ])("allows %s: %s", async (file, code) => {
     expect(await refused(file, code)).toBe(false);
   });
