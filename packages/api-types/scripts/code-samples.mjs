@@ -172,11 +172,12 @@ function renderTs({ o, request, baseUrl, clientMethods }) {
     }
     lines.push(`${assign}await client.${o.operationId}(${args.join(", ")});`);
   } else {
-    // Operations outside /v2 have no convenience method: the typed openapi-fetch client.
-    const init = [];
+    // Operations without a convenience method: the typed openapi-fetch client underneath.
+    const params = Object.fromEntries([["path", request.path], ["query", request.query], ["header", Object.keys(headers).length ? headers : undefined]].filter(([, v]) => v));
+    const init = { ...(Object.keys(params).length && { params }), ...(request.body !== undefined && { body: request.body }) };
     const media = successMedia(o);
-    if (media && !media.includes("json")) init.push(`parseAs: "text"`);
-    const initText = init.length ? `, { ${init.join(", ")} }` : "";
+    if (media && !media.includes("json")) init.parseAs = "text";
+    const initText = Object.keys(init).length ? `, ${tsValue(init)}` : "";
     lines.push(`const { data: ${name ?? "_"}, error } = await client.raw.${o.method.toUpperCase()}("${o.path}"${initText});`);
     lines.push(`if (error !== undefined) throw new Error(String(error));`);
   }
