@@ -125,7 +125,19 @@ async function fixtures() {
     if (Date.now() > deadline) throw new Error("the fixture delivery never succeeded");
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { endpoint_id: endpoint.id, deletable_endpoint_id: deletable.id, delivery_id: delivery.id, since: new Date(Date.now() - 3600_000).toISOString(), idempotency_key: randomUUID() };
+  const listener = await api("POST", "/v2/webhook_listeners", {});
+  const set = server.questionSets[0];
+  const event = await server.ingest("/v2/internal/events", { id: randomUUID(), type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: set.id, result: "failed" } });
+  return {
+    endpoint_id: endpoint.id,
+    deletable_endpoint_id: deletable.id,
+    delivery_id: delivery.id,
+    since: new Date(Date.now() - 3600_000).toISOString(),
+    idempotency_key: randomUUID(),
+    listener_id: listener.id,
+    listener_request_id: randomUUID(),
+    event_id: event.id ?? event.event_id,
+  };
 }
 
 // The server runs in this process: samples run with async spawn, never spawnSync.
@@ -188,6 +200,10 @@ try {
     const command = prepare[lang](samples);
     for (const id of Object.keys(samples)) {
       const o = ops[id];
+      if (source.operations[id].ci_skip) {
+        if (lang === languages[0]) log(`not run: ${id} (${source.operations[id].ci_skip})`);
+        continue;
+      }
       exchanges = [];
       const [cmd, args, opts] = command(id);
       const t1 = Date.now();

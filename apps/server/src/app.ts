@@ -15,10 +15,12 @@ import type { RequestDurations } from "./metrics/http-requests.js";
 import { contractValidator } from "./http/validator.js";
 import type { Logger } from "./lib/logger.js";
 import { codingEvaluationsRoutes } from "./routes/coding-evaluations.routes.js";
+import { eventsRoutes } from "./routes/events.routes.js";
 import { internalRoutes } from "./routes/internal.routes.js";
 import { questionSetsRoutes } from "./routes/question-sets.routes.js";
 import { webhookDeliveriesRoutes } from "./routes/webhook-deliveries.routes.js";
 import { webhookEndpointsRoutes } from "./routes/webhook-endpoints.routes.js";
+import { webhookListenersRoutes } from "./routes/webhook-listeners.routes.js";
 import type { Services } from "./services/index.js";
 
 export interface AppDeps {
@@ -80,6 +82,8 @@ export function buildApp(d: AppDeps): Express {
   app.use(docsRoutes(docs));
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
+  app.use(eventsRoutes(d.services.events));
+  app.use(webhookListenersRoutes(d.services));
   app.use(internalRoutes(d.services));
   app.use(notFound);
   app.use(problemHandler(d.logger));

@@ -48,6 +48,10 @@ export interface Config {
   /** Address the metrics listener binds (loopback by default: metrics are for the operator's Prometheus, not the public). */
   metricsHost: string;
   delivery: DeliveryConfig;
+  /** A webhook listener with no stream connected for this long is deleted (its queued deliveries fail). */
+  listenerGraceMs: number;
+  /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
+  listenerLeaseMs: number;
 }
 
 /** The metrics listener's port when ARS_METRICS_PORT is unset (the usual Prometheus exporter port). */
@@ -172,6 +176,8 @@ export function loadConfig(env: Env = process.env): Config {
     staticHosts: staticHosts(env),
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
     dispatcher: bool(env, "ARS_DISPATCHER", true),
+    listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
+    listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
     metricsPort: metrics,
     metricsHost: env.ARS_METRICS_HOST || "127.0.0.1",
     delivery: {
