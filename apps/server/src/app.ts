@@ -4,7 +4,7 @@ import express, { type Express } from "express";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
 import { authenticate } from "./http/auth.js";
-import { docsRoutes } from "./http/docs.js";
+import { docsBrowserRoutes, docsRoutes, loadDocs } from "./http/docs.js";
 import { jsonBody } from "./http/json-body.js";
 import type { OperationIndex } from "./http/operations.js";
 import { notFound, problemHandler } from "./http/problem.js";
@@ -15,10 +15,12 @@ import type { RequestDurations } from "./metrics/http-requests.js";
 import { contractValidator } from "./http/validator.js";
 import type { Logger } from "./lib/logger.js";
 import { codingEvaluationsRoutes } from "./routes/coding-evaluations.routes.js";
+import { eventsRoutes } from "./routes/events.routes.js";
 import { internalRoutes } from "./routes/internal.routes.js";
 import { questionSetsRoutes } from "./routes/question-sets.routes.js";
 import { webhookDeliveriesRoutes } from "./routes/webhook-deliveries.routes.js";
 import { webhookEndpointsRoutes } from "./routes/webhook-endpoints.routes.js";
+import { webhookListenersRoutes } from "./routes/webhook-listeners.routes.js";
 import type { Services } from "./services/index.js";
 
 export interface AppDeps {
@@ -55,6 +57,8 @@ export function buildApp(d: AppDeps): Express {
   app.get("/", (_req, res) => {
     res.redirect(302, "/docs");
   });
+  const docs = loadDocs(d.docsDir);
+  app.use(docsBrowserRoutes(docs));
   app.use(authenticate(d.operations, d.services.tokens.verify));
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger));
   app.use(jsonBody(d.bodyLimitBytes));
@@ -75,9 +79,11 @@ export function buildApp(d: AppDeps): Express {
       res.status(503).json({ status: "database unreachable" });
     }
   });
-  app.use(docsRoutes(d.docsDir));
+  app.use(docsRoutes(docs));
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
+  app.use(eventsRoutes(d.services.events));
+  app.use(webhookListenersRoutes(d.services));
   app.use(internalRoutes(d.services));
   app.use(notFound);
   app.use(problemHandler(d.logger));

@@ -56,6 +56,10 @@ export interface Config {
   delivery: DeliveryConfig;
   /** V8 heap sizing applied at start (heap-defaults.ts). */
   heap: HeapSettings;
+  /** A webhook listener with no stream connected for this long is deleted (its queued deliveries fail). */
+  listenerGraceMs: number;
+  /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
+  listenerLeaseMs: number;
 }
 
 /** The metrics listener's port when ARS_METRICS_PORT is unset (the usual Prometheus exporter port). */
@@ -188,6 +192,8 @@ export function loadConfig(env: Env = process.env): Config {
       growingPercent: int(env, "ARS_HEAP_GROWING_PERCENT", DEFAULT_HEAP.growingPercent),
       semiSpaceGrowthFactor: int(env, "ARS_SEMI_SPACE_GROWTH_FACTOR", DEFAULT_HEAP.semiSpaceGrowthFactor),
     },
+    listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
+    listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
     metricsPort: metrics,
     metricsHost: env.ARS_METRICS_HOST || "127.0.0.1",
     delivery: {

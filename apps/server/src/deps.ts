@@ -6,8 +6,10 @@ import { migrate } from "./db/migrate.js";
 import { openReadReplica, type ReadReplica } from "./db/read-replica.js";
 import { systemClock, type Clock } from "./delivery/clock.js";
 import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
+import { createListenerHub, type ListenerHub } from "./delivery/listener-hub.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
+import { routedSender } from "./delivery/transport.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
 import { createMetrics, type Metrics } from "./metrics/registry.js";
@@ -15,6 +17,7 @@ import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
 import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
 import { createServices, type Services } from "./services/index.js";
+import { ENDPOINT_LIMIT } from "./services/webhook-endpoints.service.js";
 
 /** Replaceable pieces, for tests and local development (never needed in production). */
 export interface DepsOverrides {
@@ -48,6 +51,8 @@ export interface Deps {
   clock: Clock;
   /** The delivery engine when `config.dispatcher` is on (started by the process role, not here). */
   dispatcher: Dispatcher | null;
+  /** The webhook listener streams of this process (started by the API role, which holds them). */
+  listeners: ListenerHub;
   /** This process's metrics and their listener, unless `config.metricsPort` is null. */
   metrics: (Metrics & { listener: MetricsListener }) | null;
   /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
@@ -91,14 +96,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const secretBox = createSecretBox(key);
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
     const addressPolicy = createAddressPolicy({ allowCidrs: config.allowCidrs });
-    const services = createServices({
-      db,
-      replica,
-      secretBox,
-      urlCheck: { resolver, addressPolicy },
-      rotationGraceMs: config.delivery.rotationGraceMs,
-      onQueued: () => signal.notify(),
-    });
     const extraCa = o.extraCa ?? (config.extraCaFile ? readFileSync(config.extraCaFile) : undefined);
     const d = config.delivery;
     const sender = createSender({
@@ -118,8 +115,22 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       : null;
     const metricsPort = config.metricsPort;
     const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, logger });
+    const listeners = createListenerHub({
+      db, logger, sender, secretBox, signal, config: d, clock, observe: metrics?.delivery,
+      graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, limit: ENDPOINT_LIMIT,
+    });
+    const services = createServices({
+      db,
+      replica,
+      secretBox,
+      urlCheck: { resolver, addressPolicy },
+      rotationGraceMs: config.delivery.rotationGraceMs,
+      onQueued: () => signal.notify(),
+      listenerStreams: listeners,
+      now: () => clock.now(),
+    });
     const dispatcher = config.dispatcher
-      ? createDispatcher({ db: engineDb ?? db, logger, sender, secretBox, signal, config: d, clock, observe: metrics?.delivery })
+      ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock, observe: metrics?.delivery })
       : null;
     const listener = metrics && metricsPort !== null
       ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger }).catch(async (err: unknown) => {
@@ -140,8 +151,10 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       sender,
       clock,
       dispatcher,
+      listeners,
       metrics: metrics && listener ? { ...metrics, listener } : null,
       async close() {
+        await listeners.stop();
         await dispatcher?.stop();
         await listener?.close();
         await engineDb?.close();

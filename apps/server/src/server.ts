@@ -57,6 +57,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   const port = boundPort(server.address());
   const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
   deps.dispatcher?.start();
+  await deps.listeners.start();
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
@@ -77,7 +78,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
         // keep-alive timeout; in-flight requests get a grace period, then every socket is closed.
         const grace = setInterval(() => server.closeIdleConnections(), 250);
         const force = setTimeout(() => server.closeAllConnections(), 10_000);
-        await Promise.all([closed, deps.dispatcher?.stop()]).finally(() => {
+        // Streams never end by themselves: the listeners end theirs first, so the server can close.
+        await Promise.all([closed, deps.listeners.stop(), deps.dispatcher?.stop()]).finally(() => {
           clearInterval(grace);
           clearTimeout(force);
         });

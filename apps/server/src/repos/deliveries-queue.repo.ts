@@ -72,7 +72,7 @@ export type QueueEndpoint = Pick<
   | "legacy_signature"
 >;
 
-export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at">;
+export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at" | "is_test">;
 
 export interface ClaimRequest {
   /** a token unique to this claim; the outcome is recorded only while the row still carries it */
@@ -160,7 +160,8 @@ export interface Claim {
 // head (bench/NOTES.md, "The delivery engine after issue 12").
 //
 // 1. `queued`: the endpoints with any queued row, one index probe each (a loose index scan).
-// 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds).
+// 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds), and
+//    not a connected webhook listener.
 // 3. `heads`: of those, the `$5` whose earliest claimable row is oldest, so the rows locked below
 //    stay bounded by the batch however many endpoints have work.
 // 4. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
@@ -189,6 +190,9 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
     FROM queued q
     LEFT JOIN unnest($2::uuid[], $3::int[]) AS b(endpoint_id, held) ON b.endpoint_id = q.endpoint_id
    WHERE q.endpoint_id IS NOT NULL AND NOT (q.endpoint_id = ANY($9::uuid[])) AND $4 - COALESCE(b.held, 0) > 0
+     -- a connected webhook listener's rows are claimed only by the process holding its stream
+     -- (repos/webhook-listeners.repo.ts); a disconnected one's are claimed here and fail to connect
+     AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l WHERE l.id = q.endpoint_id AND l.listener_connected_until > $8)
 ), heads AS (
   SELECT o.endpoint_id, o.room
     FROM open o

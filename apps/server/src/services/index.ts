@@ -11,6 +11,7 @@ import { tokensRepo } from "../repos/tokens.repo.js";
 import { webhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
 import { webhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
 import { webhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
+import { webhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 import { codingEvaluationsService } from "./coding-evaluations.service.js";
 import { eventsService } from "./events.service.js";
 import { idempotencyService } from "./idempotency.service.js";
@@ -18,6 +19,7 @@ import { questionSetsService } from "./question-sets.service.js";
 import { tokensService } from "./tokens.service.js";
 import { webhookDeliveriesService } from "./webhook-deliveries.service.js";
 import { webhookEndpointsService } from "./webhook-endpoints.service.js";
+import { webhookListenersService, type ListenerStreams } from "./webhook-listeners.service.js";
 
 export interface ServicesDeps {
   db: Database;
@@ -27,33 +29,41 @@ export interface ServicesDeps {
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
   onQueued: () => void;
+  /** the webhook listener streams this process holds (the delivery engine's listener hub) */
+  listenerStreams: ListenerStreams;
+  /** the engine's clock, which the listener leases are written with */
+  now?: () => Date;
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, now }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts, replica);
+  const listeners = webhookListenersRepo(db);
   const webhookEndpoints = webhookEndpointsService({
     endpoints: webhookEndpointsRepo(db.prisma),
+    listeners,
     questionSets,
     secretBox,
     urlCheck,
     rotationGraceMs,
     onQueued,
+    ...(now && { now }),
   });
   return {
     tokens: tokensService(tokensRepo(db)),
     questionSets: questionSetsService(questionSets),
     codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts, replica)),
     webhookEndpoints,
+    webhookListeners: webhookListenersService({ listeners, streams: listenerStreams }),
     webhookDeliveries: webhookDeliveriesService({
       deliveries: webhookDeliveriesRepo(db, counts),
       attempts: webhookDeliveryAttemptsRepo(db.prisma),
       onQueued,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
-    events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued }),
+    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued }),
     /** Request counts per token, shared through the database by every API process. */
     rateLimits: rateLimitsRepo(db),
   };

@@ -1,6 +1,7 @@
 import type {
   AuthenticationInput,
   CreateWebhookEndpointRequest,
+  CreateWebhookListenerRequest,
   PayloadField,
   RecoverRequest,
   RotateSecretRequest,
@@ -14,13 +15,15 @@ import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import type { SecretBox } from "../lib/secret-box.js";
-import { generateSigningSecret, secretHint } from "../lib/signing-secrets.js";
+import { listenerIdOf, listenerUrl } from "../lib/listener-url.js";
+import { generateSigningSecret, listenerSigningSecret, secretHint } from "../lib/signing-secrets.js";
 import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
 import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
+import type { WebhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 
 export const ENDPOINT_LIMIT = 20;
-/** How far back a recovery may reach (DESIGN.md §7). */
+/** How far back a recovery may reach (docs/api-decisions.md#webhook-endpoints). */
 export const RECOVERY_WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
   "data.documentId",
@@ -41,10 +44,13 @@ const toBytes = (b: Buffer): Uint8Array<ArrayBuffer> => new Uint8Array(b);
 
 export interface WebhookEndpointsDeps {
   endpoints: WebhookEndpointsRepo;
+  listeners: WebhookListenersRepo;
   questionSets: QuestionSetsRepo;
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
+  /** the engine's time: whether a webhook listener is connected is a matter of its leases */
+  now?: () => Date;
   /** wakes the dispatchers when deliveries were queued */
   onQueued: () => void;
 }
@@ -101,7 +107,7 @@ function payloadFields(fields: PayloadField[] | undefined): PayloadField[] {
 }
 
 export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
-  const { endpoints, questionSets, secretBox, urlCheck } = deps;
+  const { endpoints, questionSets, secretBox, urlCheck, now = () => new Date() } = deps;
 
   const notFound = () => new NotFoundError("No webhook endpoint with this id exists in your org.");
   const found = <T>(row: T | null | undefined): T => {
@@ -123,6 +129,42 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     return setIds;
   }
 
+  /** The row of a new endpoint: the create's fields with their defaults, validated. */
+  async function newEndpoint(
+    auth: AuthContext,
+    id: string,
+    url: string,
+    body: Omit<CreateWebhookEndpointRequest, "url">,
+    secret: string,
+  ): Promise<Prisma.WebhookEndpointUncheckedCreateInput & { created_at: Date }> {
+    const fields = payloadFields(body.payload?.fields);
+    const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
+    const receiver = await receiverAuth(body.authentication, urlCheck);
+    const now = new Date();
+    return {
+      id,
+      org_id: auth.orgId,
+      url,
+      description: body.description ?? null,
+      status: "enabled",
+      event_types: body.event_types ?? ["audit.completed"],
+      filter_question_set_ids: setIds,
+      filter_audit_results: body.filters?.audit_results ?? "all",
+      payload_format: body.payload?.format ?? "standard_v1",
+      payload_fields: fields,
+      payload_result_format: body.payload?.result_format ?? "normalized",
+      payload_responses_filter: body.payload?.responses_filter ?? "all",
+      payload_include_informational: body.payload?.include_informational_questions ?? false,
+      ...receiver.stored,
+      auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
+      secret_enc: toBytes(secretBox.seal(secret)),
+      secret_hint: secretHint(secret),
+      legacy_signature: body.signing?.legacy_signature ?? false,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
   return {
     listWebhookEndpoints(auth: AuthContext, status: WebhookEndpointStatus | undefined, page: PageRequest) {
       return endpoints.list(auth.orgId, status, page);
@@ -130,37 +172,24 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
 
     async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
       await checkUrl(body.url);
-      const fields = payloadFields(body.payload?.fields);
-      const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
-      const receiver = await receiverAuth(body.authentication, urlCheck);
-
       const secret = generateSigningSecret();
-      const now = new Date();
-      const data: Prisma.WebhookEndpointUncheckedCreateInput = {
-        id: newId(),
-        org_id: auth.orgId,
-        url: body.url,
-        description: body.description ?? null,
-        status: "enabled",
-        event_types: body.event_types ?? ["audit.completed"],
-        filter_question_set_ids: setIds,
-        filter_audit_results: body.filters?.audit_results ?? "all",
-        payload_format: body.payload?.format ?? "standard_v1",
-        payload_fields: fields,
-        payload_result_format: body.payload?.result_format ?? "normalized",
-        payload_responses_filter: body.payload?.responses_filter ?? "all",
-        payload_include_informational: body.payload?.include_informational_questions ?? false,
-        ...receiver.stored,
-        auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
-        secret_enc: toBytes(secretBox.seal(secret)),
-        secret_hint: secretHint(secret),
-        legacy_signature: body.signing?.legacy_signature ?? false,
-        created_at: now,
-        updated_at: now,
-      };
-      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT);
+      const data = await newEndpoint(auth, newId(), body.url, body, secret);
+      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT, now());
       if (!row) throw new EndpointLimitReachedError(ENDPOINT_LIMIT);
       return { endpoint: row, secret };
+    },
+
+    /**
+     * A webhook listener: an endpoint with the create's fields and defaults, no receiver
+     * authentication, a `listener:` URL and its token's signing secret. Created disconnected, so
+     * it counts toward the limit only once a stream connects it.
+     */
+    async createWebhookListener(auth: AuthContext, body: CreateWebhookListenerRequest | undefined) {
+      const id = newId();
+      const secret = listenerSigningSecret(secretBox.derive, auth.orgId, auth.tokenId);
+      const data = await newEndpoint(auth, id, listenerUrl(id), body ?? {}, secret);
+      const endpoint = await deps.listeners.create({ ...data, listener_connected_until: now() });
+      return { endpoint, secret };
     },
 
     getWebhookEndpoint: findOrThrow,
@@ -170,7 +199,15 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
      * rejected update leaves the endpoint as it was.
      */
     async updateWebhookEndpoint(auth: AuthContext, id: string, body: WebhookEndpointUpdate) {
-      await findOrThrow(auth, id);
+      const current = await findOrThrow(auth, id);
+      // a listener's deliveries go down its stream: it has no URL to move, and no receiver to authenticate to
+      if (listenerIdOf(current.url) !== null && (body.url !== undefined || body.authentication !== undefined)) {
+        const message = "cannot be set on a webhook listener";
+        throw ValidationError.many("body", [
+          ...(body.url !== undefined ? [{ name: "url", message }] : []),
+          ...(body.authentication !== undefined ? [{ name: "authentication", message }] : []),
+        ]);
+      }
       const data: Prisma.WebhookEndpointUpdateManyMutationInput = {};
       if (body.url !== undefined) {
         await checkUrl(body.url);
