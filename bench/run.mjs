@@ -3,6 +3,7 @@
 // delivery engine against an undici + HMAC baseline, in one run, on PostgreSQL. See README.md.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startChild } from "./lib/children.mjs";
@@ -16,7 +17,8 @@ import { ensureDatabase, ensureOrgs, ensureSeeded, seedFacts, VOLUME, withDataba
 const { values: args } = parseArgs({
   options: {
     reseed: { type: "boolean", default: false },
-    only: { type: "string" }, // lists | dispatcher
+    only: { type: "string" }, // lists | dispatcher | cluster
+    "cluster-seconds": { type: "string", default: "60" }, // traffic of the scale-out topology scenario
     scenarios: { type: "string" }, // comma list of scenario keys (list and dispatcher ones)
     rounds: { type: "string", default: "3" },
     duration: { type: "string", default: "10" },
@@ -42,7 +44,9 @@ const { values: args } = parseArgs({
 if (args.help) {
   console.log(`npm run bench [-- options]
   --reseed                drop and re-create the bench database (otherwise reused when its counts are right)
-  --only lists|dispatcher run one half
+  --only lists|dispatcher|cluster   run one part (cluster: the scale-out topology of npm run cluster;
+                          its figures are merged into bench/results.json and RESULTS.md unless --no-write)
+  --cluster-seconds S     traffic of the cluster scenario (60)
   --scenarios a,b         scenarios to run (lists: ce-first ce-deep ce-total ce-status ce-created-after qs-first qs-deep qs-total;
                           dispatcher: burst paced engine slow refusing twoWorkers); a half with none of its keys runs all of its own
   --rounds N              alternating product/baseline rounds (3)
@@ -105,6 +109,30 @@ function reportProfile(name) {
 
 const runLists_ = !args.only || args.only === "lists";
 const runDispatch = !args.only || args.only === "dispatcher";
+const runClusterPart = !args.only || args.only === "cluster";
+
+/** The scale-out topology of `npm run cluster` (scripts/cluster.mjs), with the settings it ran with. */
+async function clusterScenario() {
+  const { runCluster } = await import("../scripts/cluster.mjs");
+  const settings = { seconds: int("cluster-seconds"), readers: 8, tokens: 2, eventsPerSecond: 100, rateLimitPerMinute: 300 };
+  log(`cluster: ${settings.seconds} s of traffic`);
+  return { ...settings, ...(await runCluster({ ...settings, log })), date: new Date().toISOString(), command, loadavg: loadavg().map((x) => x.toFixed(2)).join(" ") };
+}
+
+if (args.only === "cluster") {
+  // The topology brings its own primary and replica: no bench database, no seeding.
+  const cluster = await clusterScenario();
+  const path = join(ROOT, "bench", "results.json");
+  const last = JSON.parse(readFileSync(path, "utf8"));
+  const markdown = renderResults({ ...last, cluster });
+  console.log(`\n${markdown}`);
+  if (!args["no-write"]) {
+    writeFileSync(path, `${JSON.stringify({ ...last, cluster }, null, 2)}\n`);
+    writeFileSync(join(ROOT, "bench", "RESULTS.md"), markdown);
+    log("written: the cluster figures into bench/results.json and bench/RESULTS.md (the other sections are kept)");
+  }
+  process.exit(0);
+}
 
 const server = await loadServer();
 warnIfStale();
@@ -217,6 +245,8 @@ if (runDispatch) {
     reportProfile("product-dispatcher");
   }
 }
+
+if (runClusterPart) results.cluster = await clusterScenario();
 
 results.elapsedSeconds = (Date.now() - started) / 1000;
 results.date = new Date().toISOString();

@@ -9,13 +9,13 @@ import { resolverTable, testServerOptions } from "@audit-review/test-kit/server-
 
 export const PUBLIC_RECEIVER_HOST = "hooks.ci-client.dev";
 
-export async function startLiveServer({ questionSets = 5, loopbackHosts = [], extraCa, dispatcher = false } = {}) {
+export async function startLiveServer({ questionSets = 5, publicHosts = [], loopbackHosts = [], extraCa, dispatcher = false } = {}) {
   const server = await startServer({
     ...testServerOptions(),
     inMemory: true,
     logLevel: "warn",
     dispatcher,
-    resolver: staticResolver(resolverTable({ publicHosts: [PUBLIC_RECEIVER_HOST], loopbackHosts })),
+    resolver: staticResolver(resolverTable({ publicHosts: [PUBLIC_RECEIVER_HOST, ...publicHosts], loopbackHosts })),
     ...(loopbackHosts.length && { allowCidrs: ["127.0.0.1/32"] }),
     ...(extraCa && { extraCa }),
   });

@@ -8,11 +8,12 @@
 //
 //   node scripts/ci/python-client.mjs        (needs the server built: npm run build)
 //   PYTHON=/usr/bin/python3 node …           (pick the interpreter)
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PUBLIC_RECEIVER_HOST, startLiveServer } from "./live-server.mjs";
+import { runClientCheck } from "./client-check.mjs";
+import { startLiveServer } from "./live-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
@@ -43,24 +44,7 @@ log(`imports on Python ${imported.stdout.trim()}`);
 // 3. Against a live server.
 const server = await startLiveServer();
 try {
-  const receiverUrl = `https://${PUBLIC_RECEIVER_HOST}/python-client`;
-  const child = spawn(python, [join(here, "python_client_check.py")], {
-    env: { ...env, ARS_BASE_URL: server.url, ARS_TOKEN: server.token, ARS_RECEIVER_URL: receiverUrl, ARS_EXPECTED_QUESTION_SET_IDS: JSON.stringify(server.questionSets.map((s) => s.id)) },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let stdout = "";
-  child.stdout.on("data", (chunk) => {
-    stdout += chunk;
-    process.stdout.write(chunk);
-  });
-  const [code] = await new Promise((r) => child.on("close", (...args) => r(args)));
-  if (code !== 0) fail(`python_client_check.py exited ${code}`);
-  const result = JSON.parse(stdout.split("\n").find((line) => line.startsWith("{")) ?? "{}");
-  const res = await fetch(`${server.url}/v2/webhook_endpoints`, { headers: { authorization: `Bearer ${server.token}` } });
-  const endpoints = (await res.json()).data;
-  if (endpoints.length !== 1 || endpoints[0].id !== result.created_endpoint_id || endpoints[0].url !== receiverUrl) {
-    fail(`the server does not hold the endpoint the Python client reported: ${JSON.stringify(endpoints)}`);
-  }
+  await runClientCheck(server, { label: "python-client", cmd: python, args: [join(here, "python_client_check.py")], env });
   log("passed: generated, imported, walked every page, filtered, got ApiException on a 400, created an endpoint");
 } finally {
   await server.close();

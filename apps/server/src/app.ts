@@ -5,7 +5,7 @@ import type { Contract } from "./contract/contract.js";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
 import { authenticate } from "./http/auth.js";
-import { docsRoutes } from "./http/docs.js";
+import { docsBrowserRoutes, docsRoutes, loadDocs } from "./http/docs.js";
 import { jsonBody } from "./http/json-body.js";
 import { notFound, problemHandler } from "./http/problem.js";
 import { rateLimiter } from "./http/rate-limit.js";
@@ -57,8 +57,10 @@ export function buildApp(d: AppDeps): Express {
   app.get("/", (_req, res) => {
     res.redirect(302, "/docs");
   });
+  const docs = loadDocs(d.docsDir);
+  app.use(docsBrowserRoutes(docs));
   app.use(authenticate(d.contract, d.services.tokens.verify));
-  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute));
+  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger));
   app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.contract, d.validateResponses));
   app.use(idempotency({ service: d.services.idempotency, logger: d.logger }));
@@ -77,7 +79,7 @@ export function buildApp(d: AppDeps): Express {
       res.status(503).json({ status: "database unreachable" });
     }
   });
-  app.use(docsRoutes(d.docsDir));
+  app.use(docsRoutes(docs));
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
   app.use(eventsRoutes(d.services.events));

@@ -1,3 +1,4 @@
+import { DEFAULT_HEAP, type HeapSettings } from "./heap-defaults.js";
 import { defaultDataDir } from "./lib/paths.js";
 
 const SECOND = 1000;
@@ -24,6 +25,11 @@ export interface Config {
   port: number;
   /** PostgreSQL when set; otherwise the embedded PGlite in `dataDir`. */
   databaseUrl: string | undefined;
+  /**
+   * A read replica of `databaseUrl` (optional): the eventually consistent lists (question sets,
+   * coding evaluations, and their counts) read there; everything else stays on the primary.
+   */
+  databaseReadUrl: string | undefined;
   dataDir: string;
   /** Embedded database in memory (tests). */
   inMemory: boolean;
@@ -50,6 +56,8 @@ export interface Config {
   delivery: DeliveryConfig;
   /** How long and how much the HTTP server waits for and holds a client (README "Timeouts and limits"). */
   httpLimits: HttpLimits;
+  /** V8 heap sizing applied at start (heap-defaults.ts). */
+  heap: HeapSettings;
   /** A webhook listener with no stream connected for this long is deleted (its queued deliveries fail). */
   listenerGraceMs: number;
   /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
@@ -185,10 +193,14 @@ export function loadConfig(env: Env = process.env): Config {
   const metrics = metricsPort(env);
   if (metrics && metrics === port) throw new ConfigError("ARS_METRICS_PORT must differ from PORT: metrics are never served on the public API's port");
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError("DATABASE_URL must be a postgresql:// URL");
+  const databaseReadUrl = env.DATABASE_READ_URL || undefined;
+  if (databaseReadUrl && !/^postgres(ql)?:\/\//.test(databaseReadUrl)) throw new ConfigError("DATABASE_READ_URL must be a postgresql:// URL");
+  if (databaseReadUrl && !databaseUrl) throw new ConfigError("DATABASE_READ_URL needs DATABASE_URL (a replica of the embedded database does not exist)");
   return {
     host: env.ARS_HOST ?? "127.0.0.1",
     port,
     databaseUrl,
+    databaseReadUrl,
     dataDir: defaultDataDir(env),
     inMemory: false,
     encryptionKey: env.ARS_ENCRYPTION_KEY || undefined,
@@ -200,6 +212,10 @@ export function loadConfig(env: Env = process.env): Config {
     staticHosts: staticHosts(env),
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
     dispatcher: bool(env, "ARS_DISPATCHER", true),
+    heap: {
+      growingPercent: int(env, "ARS_HEAP_GROWING_PERCENT", DEFAULT_HEAP.growingPercent),
+      semiSpaceGrowthFactor: int(env, "ARS_SEMI_SPACE_GROWTH_FACTOR", DEFAULT_HEAP.semiSpaceGrowthFactor),
+    },
     listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
     listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
     metricsPort: metrics,

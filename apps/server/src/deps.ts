@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import type { Config } from "./config.js";
 import { openDatabase, type Database } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
+import { openReadReplica, type ReadReplica } from "./db/read-replica.js";
 import { systemClock, type Clock } from "./delivery/clock.js";
 import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
 import { createListenerHub, type ListenerHub } from "./delivery/listener-hub.js";
@@ -65,6 +66,19 @@ function withStaticHosts(hosts: Record<string, string[]>, fallback: Resolver): R
   return (name) => (hosts[name.toLowerCase().replace(/\.$/, "")] ? fixed(name) : fallback(name));
 }
 
+/** The lists' replica; a replica that cannot answer hands the read to the primary, logged at most every 30 s. */
+function listReplica(url: string, primary: Database, logger: Logger): ReadReplica {
+  let warnedAt = 0;
+  return openReadReplica(url, primary, {
+    onFallback(err) {
+      if (Date.now() - warnedAt < 30_000) return;
+      warnedAt = Date.now();
+      logger.warn({ err: String(err) }, "read replica unavailable: list reads go to the primary meanwhile");
+    },
+    onFirstConnect: () => logger.info({ replica: new URL(url).host }, "question-set and coding-evaluation lists read from the replica (DATABASE_READ_URL)"),
+  });
+}
+
 /** The composition root: everything a process role needs, built once. */
 export async function createDeps(config: Config, o: DepsOverrides = {}): Promise<Deps> {
   const logger = o.logger ?? createLogger({ level: config.logLevel });
@@ -77,6 +91,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   const closeDb = () => (owned ? db.close() : Promise.resolve());
   try {
     if (owned && (embedded || o.migrate)) await migrate(db);
+    const replica = config.databaseReadUrl && db.kind === "postgres" ? listReplica(config.databaseReadUrl, db, logger) : undefined;
     const signal = await createQueueSignal(db, (err) => logger.warn({ err: String(err) }, "delivery notify failed"));
     const secretBox = createSecretBox(key);
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
@@ -106,6 +121,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     });
     const services = createServices({
       db,
+      replica,
       secretBox,
       urlCheck: { resolver, addressPolicy },
       rotationGraceMs: config.delivery.rotationGraceMs,
@@ -144,6 +160,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
         await engineDb?.close();
         await sender.close();
         await signal.close();
+        await replica?.close();
         await closeDb();
       },
     };

@@ -6,6 +6,7 @@ import { loadContract } from "./contract/contract.js";
 import { answerClientError } from "./http/problem.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 import { boundPort } from "./lib/bound-port.js";
+import { applyHeapSettings } from "./heap-defaults.js";
 import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
 import { MAX_HEADER_BYTES } from "./config.js";
 
@@ -29,7 +30,9 @@ export interface RunningServer {
 export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
   const { config, overrides } = resolveStartOptions(opts);
   const contract = loadContract(SPEC_PATH);
+  const heapFlags = applyHeapSettings(config.heap);
   const deps = await createDeps(config, overrides);
+  if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
   const app = buildApp({
     db: deps.db,
     services: deps.services,

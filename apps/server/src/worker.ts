@@ -3,6 +3,7 @@
 // on the embedded database only one process can open the data directory, so there the server's
 // own dispatcher is the engine.
 import { createDeps, type Deps } from "./deps.js";
+import { applyHeapSettings } from "./heap-defaults.js";
 import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
 
 export type StartWorkerOptions = Omit<StartServerOptions, "dispatcher" | "port" | "host">;
@@ -16,7 +17,9 @@ export interface RunningWorker {
 
 export async function startWorker(opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
+  const heapFlags = applyHeapSettings(config.heap);
   const deps = await createDeps(config, overrides);
+  if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
   const dispatcher = deps.dispatcher!;
   dispatcher.start();
   deps.logger.info({ dispatcher: dispatcher.id, database: deps.db.kind }, "delivery worker started");

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse, stringify } from "yaml";
-import { shapeForGenerators } from "./public-bundle.mjs";
+import { shapeForGenerators, shapeForDocs } from "./public-bundle.mjs";
+import { clientMethodNames, readSampleSource, withCodeSamples } from "./code-samples.mjs";
 
 const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const root = resolve(pkgDir, "../..");
@@ -24,9 +25,17 @@ mkdirSync(bundleDir, { recursive: true });
 const cwd = mkdtempSync(join(tmpdir(), "ars-ots-"));
 const publicYaml = join(cwd, "openapi.public.yaml");
 run(bin("redocly"), ["bundle", "public@v2", "-o", publicYaml]);
-const shaped = shapeForGenerators(parse(readFileSync(publicYaml, "utf8")));
+// Every public operation gets its code samples (openapi/code-samples.yaml), in the bundle users
+// download and in the rendered reference.
+const bundled = parse(readFileSync(publicYaml, "utf8"));
+const samples = readSampleSource(join(root, "openapi/code-samples.yaml"));
+const sampleOptions = { clientMethods: clientMethodNames(join(root, "packages/client/src/client.ts")) };
+const shaped = withCodeSamples(shapeForGenerators(bundled), samples, sampleOptions);
 writeFileSync(join(bundleDir, "openapi.public.yaml"), stringify(shaped, { lineWidth: 0, aliasDuplicateObjects: false }));
 writeFileSync(join(bundleDir, "openapi.public.json"), JSON.stringify(shaped, null, 2) + "\n");
+// The rendered reference reads the unshaped contract (exact schemas) with the same samples.
+const docsSource = shapeForDocs(withCodeSamples(bundled, samples, sampleOptions), parse(readFileSync(join(root, "openapi/webhooks.yaml"), "utf8")));
+writeFileSync(join(bundleDir, "openapi.docs.yaml"), stringify(docsSource, { lineWidth: 0, aliasDuplicateObjects: false }));
 
 const outDir = join(pkgDir, "src/generated");
 mkdirSync(outDir, { recursive: true });

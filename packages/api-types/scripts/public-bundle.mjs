@@ -11,6 +11,8 @@
 //    folds to anyway, stated correctly: every variant's properties, optional, and the
 //    discriminator required with all its values.
 
+import { createHmac } from "node:crypto";
+
 export function shapeForGenerators(spec) {
   const out = structuredClone(spec);
   dropNullEnumValues(out);
@@ -36,4 +38,70 @@ function dropNullEnumValues(node) {
     if (Array.isArray(node.enum)) node.enum = node.enum.filter((v) => v !== null);
     Object.values(node).forEach(dropNullEnumValues);
   }
+}
+
+/**
+ * The document the reference page is rendered from: the public bundle with its callbacks lifted
+ * into `x-webhooks` (Redoc's webhooks section: its own sidebar entry, instead of a collapsed
+ * callback titled with a runtime expression at the bottom of the operation that registers it),
+ * completed from openapi/webhooks.yaml: the section's introduction, the delivery-status table, a
+ * complete example request, signed for real, and a verifying receiver in each language.
+ */
+export function shapeForDocs(spec, receiving) {
+  const out = structuredClone(spec);
+  const webhooks = {};
+  for (const item of Object.values(out.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      if (!op || typeof op !== "object" || !op.callbacks) continue;
+      for (const callback of Object.values(op.callbacks)) {
+        for (const expression of Object.values(callback)) {
+          for (const [method, cbOp] of Object.entries(expression)) {
+            webhooks[eventTypeOf(out, cbOp)] = { [method]: webhookOperation(out, cbOp, receiving) };
+          }
+        }
+      }
+      delete op.callbacks;
+    }
+  }
+  if (!Object.keys(webhooks).length) throw new Error("shapeForDocs: the contract has no callback to document as a webhook");
+  out["x-webhooks"] = webhooks;
+  out.tags = [...(out.tags ?? []), { name: "Webhooks", description: receiving.description.trim() }];
+  return out;
+}
+
+const deref = (spec, node) => (node?.$ref ? node.$ref.split("/").slice(1).reduce((acc, k) => acc[k], spec) : node);
+
+function eventTypeOf(spec, op) {
+  const schema = deref(spec, op.requestBody.content["application/json"].schema);
+  return deref(spec, schema.properties.type)?.example ?? op.operationId;
+}
+
+function webhookOperation(spec, op, receiving) {
+  const ex = receiving.example;
+  const schema = deref(spec, op.requestBody.content["application/json"].schema);
+  const body = JSON.stringify(schema.example);
+  const key = Buffer.from(ex.secret.replace(/^whsec_/, ""), "base64");
+  if (key.length < 24) throw new Error("openapi/webhooks.yaml: example.secret must be whsec_ + base64 of the key");
+  const signature = createHmac("sha256", key).update(`${ex.id}.${ex.timestamp}.${body}`).digest("base64");
+  const request = [
+    `curl -X POST '${ex.url}'`,
+    `-H 'content-type: application/json'`,
+    `-H 'user-agent: ${ex.user_agent}'`,
+    `-H 'webhook-id: ${ex.id}'`,
+    `-H 'webhook-timestamp: ${ex.timestamp}'`,
+    `-H 'webhook-signature: v1,${signature}'`,
+    `-d '${body.replace(/'/g, "'\\''")}'`,
+  ].join(" \\\n  ");
+  // Redoc renders no code samples beside a webhook, so they are part of its description.
+  const fence = (lang, code) => `\`\`\`${lang}\n${code.trimEnd()}\n\`\`\``;
+  const receivers = Object.entries(receiving.receivers).map(([lang, source]) => `*${lang}*\n\n${fence(lang.toLowerCase(), source)}`);
+  const sections = [
+    op.description.trimEnd(),
+    receiving.statuses.trim(),
+    `**A complete request**, signed with the secret \`${ex.secret}\` (a receiver accepts it only while its timestamp is within 5 minutes of its clock):`,
+    fence("shell", request),
+    "**Verifying it**: a receiver that checks the signature on the raw body, then parses it.",
+    ...receivers,
+  ];
+  return { ...op, tags: ["Webhooks"], description: sections.join("\n\n") };
 }

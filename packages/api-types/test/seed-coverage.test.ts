@@ -130,6 +130,8 @@ describe("the contract's own rules", () => {
       "/openapi.yaml",
       "/readyz",
       "/v2/coding_evaluations",
+      "/v2/events",
+      "/v2/events/{event_id}",
       "/v2/question_sets",
       "/v2/webhook_deliveries",
       "/v2/webhook_deliveries/{delivery_id}",
@@ -140,6 +142,9 @@ describe("the contract's own rules", () => {
       "/v2/webhook_endpoints/{endpoint_id}/recover",
       "/v2/webhook_endpoints/{endpoint_id}/rotate_secret",
       "/v2/webhook_endpoints/{endpoint_id}/test",
+      "/v2/webhook_listeners",
+      "/v2/webhook_listeners/{listener_id}/answers",
+      "/v2/webhook_listeners/{listener_id}/stream",
     ]);
   });
 });

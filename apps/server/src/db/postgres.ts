@@ -9,7 +9,7 @@ import { assertChannelName, type Database, type Row, type SqlExecutor } from "./
 
 const DEFAULT_POOL_SIZE = 10;
 
-const rawQueryTypes: pg.CustomTypesConfig = {
+export const rawQueryTypes: pg.CustomTypesConfig = {
   getTypeParser: (oid: number, format?: "text" | "binary") => sharedParsers[oid] ?? pg.types.getTypeParser(oid, format ?? "text"),
 };
 

@@ -1,5 +1,5 @@
 import type { EmEvaluation, IcdEvaluation } from "@audit-review/api-types/internal";
-import type { Database } from "../db/client.js";
+import type { Database, SqlExecutor } from "../db/client.js";
 import { Prisma, type CodingEvaluation } from "../generated/prisma/client.js";
 import { NotFoundError } from "../lib/errors.js";
 import type { Page, PageRequest } from "../lib/page.js";
@@ -69,9 +69,10 @@ function conditions(f: CodingEvaluationFilters): Condition[] {
   return c;
 }
 
-export function codingEvaluationsRepo(db: Database, counts: CountCache) {
+/** `replica`: where the list and its counts are read (the primary when absent; see keysetReader). */
+export function codingEvaluationsRepo(db: Database, counts: CountCache, replica?: SqlExecutor) {
   const prisma = db.prisma;
-  const read = keysetReader<CodingEvaluationListRow>(db, { table: "coding_evaluations", columns: COLUMNS }, counts);
+  const read = keysetReader<CodingEvaluationListRow>(replica ?? db, { table: "coding_evaluations", columns: COLUMNS }, counts, replica && db);
   return {
     list(orgId: string, f: CodingEvaluationFilters, page: PageRequest): Promise<Page<CodingEvaluationListRow>> {
       return read(orgId, conditions(f), page);

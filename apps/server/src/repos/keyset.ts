@@ -59,7 +59,12 @@ function countSql(source: ListTable, conditions: readonly Condition[]): string {
 }
 
 /** Pages of one list read through the driver; rows come back as the caller's row type. */
-export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: CountCache) {
+/**
+ * `db` answers the pages and counts. When it is a replica (`primary` given), a cursor it does not
+ * know may be a row it has not replayed yet (a client paging from an id the primary just gave
+ * it): that page is read again on the primary before the cursor is called invalid.
+ */
+export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: CountCache, primary?: SqlExecutor) {
   const statements = new Map<string, string>();
   const statement = (key: string, build: () => string): string => {
     let sql = statements.get(key);
@@ -79,7 +84,7 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
     });
   }
 
-  return async function read(orgId: string, conditions: readonly Condition[], page: PageRequest): Promise<Page<Row>> {
+  async function readOn(on: SqlExecutor, orgId: string, conditions: readonly Condition[], page: PageRequest): Promise<Page<Row> | "unknown cursor"> {
     const cursorId = page.startingAfter ?? page.endingBefore;
     const walk: Walk = cursorId === undefined ? "first" : page.endingBefore !== undefined ? "newer" : "older";
     const shape = shapeOf(conditions);
@@ -89,16 +94,21 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
     if (cursorId !== undefined) params.push(cursorId);
     params.push(page.limit + 1);
     // The page and the count run together; Promise.all settles both when either fails.
-    const [fetched, total] = await Promise.all([db.query<Row>(sql, params), page.includeTotal ? count(orgId, conditions, shape) : undefined]);
+    const [fetched, total] = await Promise.all([on.query<Row>(sql, params), page.includeTotal ? count(orgId, conditions, shape) : undefined]);
     // An empty page after a cursor may also mean the cursor is not an item of this list: only
     // then is it looked up on its own.
-    if (cursorId !== undefined && fetched.length === 0 && (await db.query(cursorSql, [cursorId, orgId])).length === 0) {
-      throw new InvalidCursorError(page.startingAfter !== undefined ? "starting_after" : "ending_before");
-    }
+    if (cursorId !== undefined && fetched.length === 0 && (await on.query(cursorSql, [cursorId, orgId])).length === 0) return "unknown cursor";
     const hasMore = fetched.length > page.limit;
     if (hasMore) fetched.pop();
     if (walk === "newer") fetched.reverse();
     return { rows: fetched, hasMore, total };
+  }
+
+  return async function read(orgId: string, conditions: readonly Condition[], page: PageRequest): Promise<Page<Row>> {
+    let result = await readOn(db, orgId, conditions, page);
+    if (result === "unknown cursor" && primary) result = await readOn(primary, orgId, conditions, page);
+    if (result === "unknown cursor") throw new InvalidCursorError(page.startingAfter !== undefined ? "starting_after" : "ending_before");
+    return result;
   };
 }
 

@@ -1,5 +1,5 @@
 import type { IngestQuestionSetRequest, ProblemIssue } from "@audit-review/api-types/internal";
-import type { Database } from "../db/client.js";
+import type { Database, SqlExecutor } from "../db/client.js";
 import type { Prisma } from "../generated/prisma/client.js";
 import { AppError, NotFoundError } from "../lib/errors.js";
 import type { Page, PageRequest } from "../lib/page.js";
@@ -71,9 +71,10 @@ function validationProblem(issues: ProblemIssue[]): AppError {
   return new AppError(400, "VALIDATION_ERROR", "Invalid request", detail, issues);
 }
 
-export function questionSetsRepo(db: Database, counts: CountCache) {
+/** `replica`: where the list and its counts are read (the primary when absent; see keysetReader). */
+export function questionSetsRepo(db: Database, counts: CountCache, replica?: SqlExecutor) {
   const prisma = db.prisma;
-  const read = keysetReader<QuestionSetRow>(db, { table: "question_sets", columns: LIST_COLUMNS }, counts);
+  const read = keysetReader<QuestionSetRow>(replica ?? db, { table: "question_sets", columns: LIST_COLUMNS }, counts, replica && db);
   return {
     /** One page in one statement (cursor and questions included); the count too if asked. */
     list(orgId: string, f: QuestionSetFilters, page: PageRequest): Promise<Page<QuestionSetRow>> {

@@ -1,4 +1,4 @@
-import type { Database } from "../db/client.js";
+import type { Database, SqlExecutor } from "../db/client.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import { createCountCache } from "../repos/count-cache.js";
@@ -6,6 +6,7 @@ import { codingEvaluationsRepo } from "../repos/coding-evaluations.repo.js";
 import { eventsRepo } from "../repos/events.repo.js";
 import { idempotencyKeysRepo } from "../repos/idempotency-keys.repo.js";
 import { questionSetsRepo } from "../repos/question-sets.repo.js";
+import { rateLimitsRepo } from "../repos/rate-limits.repo.js";
 import { tokensRepo } from "../repos/tokens.repo.js";
 import { webhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
 import { webhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
@@ -22,6 +23,8 @@ import { webhookListenersService, type ListenerStreams } from "./webhook-listene
 
 export interface ServicesDeps {
   db: Database;
+  /** A read replica for the eventually consistent lists (question sets, coding evaluations). */
+  replica?: SqlExecutor | undefined;
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
@@ -33,10 +36,10 @@ export interface ServicesDeps {
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, now }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, now }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
-  const questionSets = questionSetsRepo(db, counts);
+  const questionSets = questionSetsRepo(db, counts, replica);
   const listeners = webhookListenersRepo(db);
   const webhookEndpoints = webhookEndpointsService({
     endpoints: webhookEndpointsRepo(db.prisma),
@@ -51,7 +54,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
   return {
     tokens: tokensService(tokensRepo(db)),
     questionSets: questionSetsService(questionSets),
-    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts)),
+    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts, replica)),
     webhookEndpoints,
     webhookListeners: webhookListenersService({ listeners, streams: listenerStreams }),
     webhookDeliveries: webhookDeliveriesService({
@@ -61,6 +64,8 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
     events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued }),
+    /** Request counts per token, shared through the database by every API process. */
+    rateLimits: rateLimitsRepo(db),
   };
 }
 
