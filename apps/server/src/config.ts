@@ -44,7 +44,16 @@ export interface Config {
   /** Run the delivery engine inside this process. */
   dispatcher: boolean;
   delivery: DeliveryConfig;
+  /** Events, deliveries and attempts are kept this many whole UTC days (README, "Retention and housekeeping"). */
+  retentionDays: number;
+  /** Between housekeeping runs (partitions, retention, expired idempotency keys). */
+  housekeepingIntervalMs: number;
 }
+
+export const DEFAULT_RETENTION_DAYS = 30;
+/** Longer windows would keep more daily partitions than the planner handles comfortably. */
+export const MAX_RETENTION_DAYS = 3650;
+export const DEFAULT_HOUSEKEEPING_INTERVAL_MS = 3_600_000;
 
 export interface DeliveryConfig {
   scheduleMs: number[];
@@ -112,6 +121,12 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   return n;
 }
 
+function intInRange(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const n = int(env, name, fallback, min);
+  if (n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
 function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
@@ -164,6 +179,9 @@ export function loadConfig(env: Env = process.env): Config {
       poolSize: int(env, "ARS_DELIVERY_POOL_SIZE", DEFAULT_DELIVERY.poolSize, 1),
       batchSize: int(env, "ARS_DELIVERY_BATCH_SIZE", DEFAULT_DELIVERY.batchSize, 1),
     },
+    retentionDays: intInRange(env, "ARS_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, 1, MAX_RETENTION_DAYS),
+    // at least a minute: a run takes locks on the busiest tables, however briefly
+    housekeepingIntervalMs: int(env, "ARS_HOUSEKEEPING_INTERVAL_MS", DEFAULT_HOUSEKEEPING_INTERVAL_MS, 60_000),
   };
 }
 

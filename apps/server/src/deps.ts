@@ -7,7 +7,9 @@ import { systemClock, type Clock } from "./delivery/clock.js";
 import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
+import { createHousekeeper, type Housekeeper } from "./housekeeping/housekeeper.js";
 import { createLogger, type Logger } from "./lib/logger.js";
+import { retention } from "./lib/retention.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
 import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
@@ -45,6 +47,8 @@ export interface Deps {
   clock: Clock;
   /** The delivery engine when `config.dispatcher` is on (started by the process role, not here). */
   dispatcher: Dispatcher | null;
+  /** Partitions, retention and expired keys (started by the process role, serve and worker alike). */
+  housekeeper: Housekeeper;
   /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
   close(): Promise<void>;
 }
@@ -68,6 +72,8 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   const closeDb = () => (owned ? db.close() : Promise.resolve());
   try {
     if (owned && (embedded || o.migrate)) await migrate(db);
+    const clock = o.clock ?? systemClock;
+    const kept = retention(config.retentionDays);
     const signal = await createQueueSignal(db, (err) => logger.warn({ err: String(err) }, "delivery notify failed"));
     const secretBox = createSecretBox(key);
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
@@ -78,6 +84,8 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       urlCheck: { resolver, addressPolicy },
       rotationGraceMs: config.delivery.rotationGraceMs,
       onQueued: () => signal.notify(),
+      retention: kept,
+      now: () => clock.now(),
     });
     const extraCa = o.extraCa ?? (config.extraCaFile ? readFileSync(config.extraCaFile) : undefined);
     const d = config.delivery;
@@ -90,7 +98,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       maxResponseBytes: d.maxResponseBytes,
       userAgent: d.userAgent,
     });
-    const clock = o.clock ?? systemClock;
     // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
     // requests, nor API requests behind them. PGlite has one connection whatever we do.
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
@@ -99,6 +106,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const dispatcher = config.dispatcher
       ? createDispatcher({ db: engineDb ?? db, logger, sender, secretBox, signal, config: d, clock })
       : null;
+    const housekeeper = createHousekeeper({ db, retention: kept, clock, logger, intervalMs: config.housekeepingIntervalMs });
     return {
       config,
       db,
@@ -112,7 +120,9 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       sender,
       clock,
       dispatcher,
+      housekeeper,
       async close() {
+        await housekeeper.stop();
         await dispatcher?.stop();
         await engineDb?.close();
         await sender.close();

@@ -42,6 +42,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
   });
+  // Partitions for today and the days ahead exist before the first request or delivery.
+  await deps.housekeeper.start();
   const server: Server = createServer(app);
   // Idle keep-alive connections outlive the clients' and load balancers' own idle timeouts
   // (typically 4–60 s), so a client never reuses a socket the server is closing (ECONNRESET).

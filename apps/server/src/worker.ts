@@ -18,6 +18,8 @@ export async function startWorker(opts: StartWorkerOptions = {}): Promise<Runnin
   const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
   const deps = await createDeps(config, overrides);
   const dispatcher = deps.dispatcher!;
+  // Partitions for today and the days ahead exist before the first delivery is recorded.
+  await deps.housekeeper.start();
   dispatcher.start();
   deps.logger.info({ dispatcher: dispatcher.id, database: deps.db.kind }, "delivery worker started");
   let closing: Promise<void> | undefined;

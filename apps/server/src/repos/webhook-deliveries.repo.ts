@@ -18,7 +18,9 @@ export type RequeueResult =
   | { kind: "queued"; delivery: DeliveryRow }
   | { kind: "not_found" }
   | { kind: "endpoint_disabled" }
-  | { kind: "in_progress" };
+  | { kind: "in_progress" }
+  /** created before `revivableFrom`: retention removes it too soon to send it again */
+  | { kind: "expiring" };
 
 /** Every column, in the model's order: a list row is the Prisma model. */
 const COLUMNS = `t.id, t.org_id, t.endpoint_id, t.event_id, t.event_type, t.audit_id, t.is_test, t.status, t.attempt_count,
@@ -52,21 +54,22 @@ export function webhookDeliveriesRepo(db: Database, counts: CountCache) {
      * delivery row (the engine's lock order), so a concurrent disable, delete or second retry
      * sees the outcome of this one.
      */
-    requeue(orgId: string, id: string): Promise<RequeueResult> {
+    requeue(orgId: string, id: string, revivableFrom: Date): Promise<RequeueResult> {
       return prisma.$transaction(async (tx) => {
-        const delivery = await tx.webhookDelivery.findFirst({ where: { id, org_id: orgId }, select: { endpoint_id: true } });
+        const delivery = await tx.webhookDelivery.findFirst({ where: { id, org_id: orgId }, select: { endpoint_id: true, created_at: true } });
         if (!delivery) return { kind: "not_found" } as const;
+        if (delivery.created_at < revivableFrom) return { kind: "expiring" } as const;
         const [endpoint] = await tx.$queryRaw<{ status: string; deleted_at: Date | null }[]>`
           SELECT status, deleted_at FROM webhook_endpoints WHERE id = ${delivery.endpoint_id}::uuid FOR UPDATE`;
         if (!endpoint || endpoint.deleted_at) return { kind: "not_found" } as const;
         if (endpoint.status !== "enabled") return { kind: "endpoint_disabled" } as const;
         const now = new Date();
         const { count } = await tx.webhookDelivery.updateMany({
-          where: { id, status: { in: ["succeeded", "failed"] } },
+          where: { id, created_at: delivery.created_at, status: { in: ["succeeded", "failed"] } },
           data: { status: "pending", next_attempt_at: now, next_trigger: "manual", locked_until: null, lease_owner: null, updated_at: now },
         });
         if (!count) return { kind: "in_progress" } as const;
-        return { kind: "queued", delivery: await tx.webhookDelivery.findUniqueOrThrow({ where: { id } }) } as const;
+        return { kind: "queued", delivery: await tx.webhookDelivery.findUniqueOrThrow({ where: { id_created_at: { id, created_at: delivery.created_at } } }) } as const;
       });
     },
   };

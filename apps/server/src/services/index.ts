@@ -1,4 +1,5 @@
 import type { Database } from "../db/client.js";
+import type { Retention } from "../lib/retention.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import { createCountCache } from "../repos/count-cache.js";
@@ -24,10 +25,13 @@ export interface ServicesDeps {
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
   onQueued: () => void;
+  retention: Retention;
+  /** the engine's clock (retention is judged on it) */
+  now: () => Date;
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued }: ServicesDeps) {
+export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued, retention, now }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts);
@@ -38,6 +42,8 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
     urlCheck,
     rotationGraceMs,
     onQueued,
+    retention,
+    now,
   });
   return {
     tokens: tokensService(tokensRepo(db)),
@@ -48,6 +54,8 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
       deliveries: webhookDeliveriesRepo(db, counts),
       attempts: webhookDeliveryAttemptsRepo(db.prisma),
       onQueued,
+      retention,
+      now,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
     events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued }),

@@ -9,9 +9,10 @@ import type {
 } from "@audit-review/api-types/internal";
 import type { Prisma } from "../generated/prisma/client.js";
 import type { AuthContext } from "../auth/context.js";
-import { EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
+import { DeliveryExpiringError, EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
+import type { Retention } from "../lib/retention.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import { generateSigningSecret, secretHint } from "../lib/signing-secrets.js";
@@ -47,6 +48,10 @@ export interface WebhookEndpointsDeps {
   rotationGraceMs: number;
   /** wakes the dispatchers when deliveries were queued */
   onQueued: () => void;
+  /** what a recovery may still revive */
+  retention: Retention;
+  /** the engine's clock, which retention runs on */
+  now: () => Date;
 }
 
 /** Splits receiver authentication into what may be shown (stored) and what is sealed (secrets). */
@@ -220,6 +225,12 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       if (issues.length) throw ValidationError.many("body", issues);
       const endpoint = await findOrThrow(auth, id);
       if (endpoint.status !== "enabled") throw new EndpointDisabledError();
+      const revivableFrom = deps.retention.earliestRevivable(deps.now());
+      if (since < revivableFrom) {
+        throw new DeliveryExpiringError(
+          `since reaches deliveries that retention (${deps.retention.days} days) removes within 24 hours; the earliest since accepted now is ${revivableFrom.toISOString()}.`,
+        );
+      }
       const queued = await endpoints.requeueFailed(auth.orgId, id, since, until);
       if (queued) deps.onQueued();
       return queued;
