@@ -181,7 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     retentionDays: intInRange(env, "ARS_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, 1, MAX_RETENTION_DAYS),
     // at least a minute: a run takes locks on the busiest tables, however briefly
-    housekeepingIntervalMs: int(env, "ARS_HOUSEKEEPING_INTERVAL_MS", DEFAULT_HOUSEKEEPING_INTERVAL_MS, 60_000),
+    housekeepingIntervalMs: intInRange(env, "ARS_HOUSEKEEPING_INTERVAL_MS", DEFAULT_HOUSEKEEPING_INTERVAL_MS, 60_000, 86_400_000),
   };
 }
 

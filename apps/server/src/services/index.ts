@@ -58,7 +58,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
       now,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
-    events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued }),
+    events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued, now }),
   };
 }
 

@@ -216,7 +216,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     },
 
     async recoverWebhookDeliveries(auth: AuthContext, id: string, body: RecoverRequest): Promise<number> {
-      const now = Date.now();
+      const now = deps.now().getTime();
       const since = new Date(body.since);
       const until = body.until !== undefined ? new Date(body.until) : new Date(now);
       const issues = [];
@@ -225,7 +225,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       if (issues.length) throw ValidationError.many("body", issues);
       const endpoint = await findOrThrow(auth, id);
       if (endpoint.status !== "enabled") throw new EndpointDisabledError();
-      const revivableFrom = deps.retention.earliestRevivable(deps.now());
+      const revivableFrom = deps.retention.earliestRevivable(new Date(now));
       if (since < revivableFrom) {
         throw new DeliveryExpiringError(
           `since reaches deliveries that retention (${deps.retention.days} days) removes within 24 hours; the earliest since accepted now is ${revivableFrom.toISOString()}.`,
