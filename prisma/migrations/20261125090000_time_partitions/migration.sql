@@ -15,6 +15,9 @@
 -- dropped while the key exists, and checking it on detach reads the referencing table. They are
 -- written together (one statement publishes an event with its deliveries; an attempt is written
 -- with its delivery's outcome) and removed together by day. The key to webhook_endpoints stays.
+-- What the key from deliveries to events guaranteed is kept by a trigger that reads only the
+-- event's own day: a delivery names an existing event and carries its created_at, which is what
+-- makes the unique (event_id, endpoint_id, created_at) one delivery per event and endpoint.
 
 -- 1. The keys the partitioned tables need, on the tables as they are (reused when pre-built).
 CREATE UNIQUE INDEX IF NOT EXISTS "events_history_id_created_at_key" ON "events"("id", "created_at");
@@ -136,3 +139,19 @@ CREATE INDEX "webhook_delivery_attempts_delivery_id_started_at_id_idx" ON "webho
 ALTER TABLE "events" ATTACH PARTITION "events_history" DEFAULT;
 ALTER TABLE "webhook_deliveries" ATTACH PARTITION "webhook_deliveries_history" DEFAULT;
 ALTER TABLE "webhook_delivery_attempts" ATTACH PARTITION "webhook_delivery_attempts_history" DEFAULT;
+
+-- 5. A delivery carries its event's created_at (and so lives in its event's day partition).
+-- Checked after the statement's rows are written, as a foreign key is, so the statement that
+-- stores an event with its deliveries passes.
+CREATE FUNCTION "webhook_deliveries_event_check"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM "events" WHERE "id" = NEW."event_id" AND "created_at" = NEW."created_at") THEN
+    RAISE EXCEPTION 'webhook delivery % names no event % created at %', NEW."id", NEW."event_id", NEW."created_at"
+      USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'webhook_deliveries_event_check';
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER "webhook_deliveries_event_check" AFTER INSERT OR UPDATE OF "event_id", "created_at" ON "webhook_deliveries"
+  FOR EACH ROW EXECUTE FUNCTION "webhook_deliveries_event_check"();

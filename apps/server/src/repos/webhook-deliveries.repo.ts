@@ -1,5 +1,6 @@
 import type { Database } from "../db/client.js";
 import type { WebhookDelivery } from "../generated/prisma/client.js";
+import { idTimeWindow } from "../lib/ids.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { DELIVERY_STATUSES } from "../lib/stored-values.js";
 import type { CountCache } from "./count-cache.js";
@@ -27,6 +28,12 @@ const COLUMNS = `t.id, t.org_id, t.endpoint_id, t.event_id, t.event_type, t.audi
   t.next_attempt_at, t.last_response_status, t.last_error_code, t.last_error_message, t.delivered_at, t.locked_until,
   t.lease_owner, t.created_at, t.updated_at, t.next_trigger`;
 
+/** The day partitions a delivery id names (lib/ids.ts), as a Prisma condition. */
+function nearIdTime(id: string): { created_at?: { gte: Date; lt: Date } } {
+  const w = idTimeWindow(id);
+  return w ? { created_at: { gte: w.from, lt: w.until } } : {};
+}
+
 function conditions(f: DeliveryFilters): Condition[] {
   // deliveries of deleted endpoints stay listed: no join on the endpoint
   const c: Condition[] = [];
@@ -39,14 +46,14 @@ function conditions(f: DeliveryFilters): Condition[] {
 
 export function webhookDeliveriesRepo(db: Database, counts: CountCache) {
   const prisma = db.prisma;
-  const read = keysetReader<DeliveryRow>(db, { table: "webhook_deliveries", columns: COLUMNS }, counts);
+  const read = keysetReader<DeliveryRow>(db, { table: "webhook_deliveries", columns: COLUMNS, dayPartitioned: true }, counts);
   return {
     list(orgId: string, f: DeliveryFilters, page: PageRequest): Promise<Page<DeliveryRow>> {
       return read(orgId, conditions(f), page);
     },
 
     findById(orgId: string, id: string) {
-      return prisma.webhookDelivery.findFirst({ where: { id, org_id: orgId } });
+      return prisma.webhookDelivery.findFirst({ where: { id, org_id: orgId, ...nearIdTime(id) } });
     },
 
     /**
@@ -56,7 +63,7 @@ export function webhookDeliveriesRepo(db: Database, counts: CountCache) {
      */
     requeue(orgId: string, id: string, revivableFrom: Date): Promise<RequeueResult> {
       return prisma.$transaction(async (tx) => {
-        const delivery = await tx.webhookDelivery.findFirst({ where: { id, org_id: orgId }, select: { endpoint_id: true, created_at: true } });
+        const delivery = await tx.webhookDelivery.findFirst({ where: { id, org_id: orgId, ...nearIdTime(id) }, select: { endpoint_id: true, created_at: true } });
         if (!delivery) return { kind: "not_found" } as const;
         if (delivery.created_at < revivableFrom) return { kind: "expiring" } as const;
         const [endpoint] = await tx.$queryRaw<{ status: string; deleted_at: Date | null }[]>`

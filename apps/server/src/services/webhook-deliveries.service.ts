@@ -35,8 +35,8 @@ export function webhookDeliveriesService({ deliveries, attempts, onQueued, reten
     getWebhookDelivery,
 
     async listWebhookDeliveryAttempts(auth: AuthContext, id: string, page: PageRequest) {
-      await getWebhookDelivery(auth, id);
-      return attempts.list(auth.orgId, id, page);
+      const delivery = await getWebhookDelivery(auth, id);
+      return attempts.list(auth.orgId, delivery, page);
     },
 
     async retryWebhookDelivery(auth: AuthContext, id: string) {
