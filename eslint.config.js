@@ -5,6 +5,7 @@
 //   routes, http, cli, main   (edge: HTTP and the command line)
 //   services                  (use cases; know nothing of HTTP)
 //   delivery                  (the engine; the only user of the sender)
+//   housekeeping              (partitions, retention, expired rows; beside the engine)
 //   presenters                (stored row → API object; pure)
 //   repos, db                 (the only code that touches Prisma or SQL)
 //   lib, net                  (leaf utilities; import no layer)
@@ -121,7 +122,9 @@ export default defineConfig(
     layers: ["db", "repos", "delivery", "services", ...EDGE],
   }),
   boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["presenters", "services", ...EDGE] }),
-  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["delivery", ...EDGE] }),
+  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["delivery", "housekeeping", ...EDGE] }),
+  // beside the engine: it may use the engine's clock, never the sender or the layers above
+  boundaries([`${SERVER}/housekeeping/**/*.ts`], { layers: ["presenters", "services", ...EDGE] }),
   boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
   boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
   boundaries([`${SERVER}/config.ts`], { layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE] }),
