@@ -69,7 +69,7 @@ describe("retention", () => {
       { status: 404, code: "NOT_FOUND" },
     );
     expect((await get(stuck.delivery.id)).data).toMatchObject({ status: "retrying" });
-    const listed = (await org.api.GET("/v2/webhook_deliveries", { params: { query: { limit: 100, include_total: true } } })).data!;
+    const listed = (await org.api.GET("/v2/webhook_deliveries", { params: { query: { limit: 100, include_total: "true" } } })).data!;
     expect(listed.data.map((d) => d.id).sort()).toEqual([stuck.delivery.id, nearEnd.delivery.id, recent.delivery.id].sort());
     expect(listed.total_count).toBe(3);
 

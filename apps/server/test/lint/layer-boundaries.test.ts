@@ -34,6 +34,10 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["worker.ts", 'import { startServer } from "./server.js";', "the worker loading the HTTP server"],
     ["start-options.ts", 'import { buildApp } from "./app.js";', "the roles' options loading the Express app"],
     ["deps.ts", 'import { x } from "./http/problem.js";', "the composition root shared with the worker loading HTTP"],
+    ["housekeeping/x.ts", 'import { send } from "../delivery/sender.js";', "housekeeping sending webhooks"],
+    ["housekeeping/x.ts", 'import { x } from "../services/index.js";', "housekeeping reaching into use cases"],
+    ["housekeeping/x.ts", 'import { Prisma } from "../generated/prisma/client.js";', "housekeeping using Prisma at run time"],
+    ["services/x.service.ts", 'import { x } from "../housekeeping/housekeeper.js";', "a service starting housekeeping"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
@@ -48,6 +52,8 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["delivery/x.ts", 'import { x } from "../repos/deliveries-queue.repo.js";'],
     ["routes/x.routes.ts", 'import { x } from "../services/index.js";'],
     ["routes/x.routes.ts", 'import { x } from "../presenters/x.presenter.js";'],
+    ["housekeeping/x.ts", 'import { x } from "../repos/partitions.repo.js";'],
+    ["housekeeping/x.ts", 'import { every } from "../delivery/clock.js";'],
   ])("allows %s: %s", async (file, code) => {
     expect(await refused(file, code)).toBe(false);
   });
