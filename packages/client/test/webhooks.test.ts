@@ -25,7 +25,7 @@ const specHeaders = () => ({
   "webhook-signature": SPEC.signature,
 });
 
-// An independent signer written from DESIGN.md §2, not from the library under test.
+// An independent signer written from the Standard Webhooks rules in docs/delivery.md, not from the library under test.
 function sign(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice("whsec_".length), "base64");
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
@@ -183,7 +183,7 @@ describe("verifyWebhook (Standard Webhooks)", () => {
 describe("verifyLegacySignature (x-signature-256)", () => {
   const secret = newSecret();
   const body = '{"type":"audit.completed","data":{"auditId":"a"}}';
-  // Independent of the code under test: the whole secret string is the key (DESIGN.md §2).
+  // Independent of the code under test: the whole secret string is the key (docs/delivery.md, legacy_signature).
   const legacy = (key: string, content: string) => `sha256=${createHmac("sha256", key).update(content).digest("hex")}`;
 
   it("when the header matches the body under the secret string, then it is accepted", () => {

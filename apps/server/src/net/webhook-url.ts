@@ -103,7 +103,7 @@ export function checkWebhookUrlSyntax(raw: string): { reason: string } | { url: 
   return { url, hostname };
 }
 
-/** DESIGN.md §1: every rule behind INVALID_WEBHOOK_URL (the length limit is the contract's). */
+/** docs/api-decisions.md#webhook-endpoints: every rule behind INVALID_WEBHOOK_URL (the length limit is the contract's). */
 export async function checkWebhookUrl(raw: string, { resolver, addressPolicy }: WebhookUrlCheckOptions): Promise<WebhookUrlCheck> {
   const syntax = checkWebhookUrlSyntax(raw);
   if ("reason" in syntax) return fail(syntax.reason);

@@ -1,4 +1,4 @@
-// Idempotency-Key on every public POST (DESIGN.md §7, Stripe's semantics): the rule of what counts
+// Idempotency-Key on every public POST (Stripe's semantics; docs/api-decisions.md#idempotency-key): the rule of what counts
 // as the same request, when a key replays, conflicts or is refused. The HTTP layer only captures
 // and replays responses; the stored body is sealed because it may carry a signing secret.
 import { createHash } from "node:crypto";

@@ -1,4 +1,4 @@
-// Idempotency-Key on every public POST (DESIGN.md §7).
+// Idempotency-Key on every public POST (docs/api-decisions.md#idempotency-key).
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createBody, createEndpoint, PUBLIC_HOST, problemOf, remember, uniq, useApiServer } from "../harness/factories.js";

@@ -1,4 +1,4 @@
-// Webhook management seen from a real HTTPS receiver (DESIGN.md §7): attempt history, manual
+// Webhook management seen from a real HTTPS receiver (docs/api-decisions.md#webhook-endpoints): attempt history, manual
 // retry, test events, rotation grace, disable and recovery.
 import { beforeEach, describe, expect, it } from "vitest";
 import { problemOf } from "../harness/factories.js";

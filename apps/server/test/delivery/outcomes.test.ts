@@ -1,4 +1,4 @@
-// One attempt against a real HTTPS receiver, and the exact delivery row DESIGN.md §2 says it
+// One attempt against a real HTTPS receiver, and the exact delivery row docs/delivery.md#states says it
 // leaves, read through GET /v2/webhook_deliveries (validated against the contract). Retries are
 // scheduled minutes away here so every row is seen right after its first attempt; retries.test.ts
 // runs schedules to their end.

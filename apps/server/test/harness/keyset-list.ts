@@ -1,4 +1,4 @@
-// The behaviour every keyset list shares (DESIGN.md §1: limit, cursors, include_total, tenancy),
+// The behaviour every keyset list shares (docs/api-decisions.md#lists: limit, cursors, include_total, tenancy),
 // described once; each list's test file instantiates it with how to create its items and keeps
 // only the tests of its own filters and fields.
 import { describe, expect, it } from "vitest";

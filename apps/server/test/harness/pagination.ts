@@ -18,7 +18,7 @@ export type PageFetcher<T extends { id: string }> = (query: PageQuery) => Promis
 
 export const ids = (items: ReadonlyArray<{ id: string }>): string[] => items.map((i) => i.id);
 
-/** List order (DESIGN.md §1): created_at DESC, then id DESC. */
+/** List order (docs/api-decisions.md#lists): created_at DESC, then id DESC. */
 export function newestFirst<T extends { id: string; created_at: string }>(items: readonly T[]): T[] {
   return [...items].sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1));
 }
@@ -89,7 +89,7 @@ const SOME_UUID = "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61";
 
 /**
  * Query strings every list must refuse with 400 VALIDATION_ERROR, and the parameter the problem
- * must name (DESIGN.md §1: limit, cursors, boolean strings, unknown parameters).
+ * must name (docs/api-decisions.md#lists: limit, cursors, boolean strings, unknown parameters).
  */
 export const LIST_BAD_QUERIES: ReadonlyArray<readonly [query: string, param: string]> = [
   ["limit=0", "limit"],

@@ -7,7 +7,7 @@ const H = 60 * M;
 const mid = () => 0.5; // no jitter: 1 + 0.2 * (2 * 0.5 - 1) = 1
 
 describe("DEFAULT_SCHEDULE_MS", () => {
-  it("When read, Then it is the 8 attempts of DESIGN.md §2", () => {
+  it("When read, Then it is the 8 attempts of docs/delivery.md#states", () => {
     expect(DEFAULT_SCHEDULE_MS).toEqual([0, 5 * S, 5 * M, 30 * M, 2 * H, 5 * H, 10 * H, 10 * H]);
   });
 });
