@@ -4,7 +4,7 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-/** Delay before attempt n+1 (index n); index 0 is the first, immediate attempt (DESIGN.md §2). */
+/** Delay before attempt n+1 (index n); index 0 is the first, immediate attempt (docs/delivery.md, States). */
 export const DEFAULT_SCHEDULE_MS: readonly number[] = Object.freeze([
   0,
   5 * SECOND,

@@ -1,4 +1,4 @@
-// The delivery rows as a work queue (DESIGN.md §2: "the delivery row is the queue"). Raw SQL,
+// The delivery rows as a work queue (docs/delivery.md: "the delivery row is the queue"). Raw SQL,
 // because what matters here is exactly what Prisma cannot say: FOR UPDATE SKIP LOCKED, leases
 // compared against the database clock, and conditional multi-table updates in one transaction.
 //
@@ -46,7 +46,7 @@ export type ClaimedDelivery = Pick<
   "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status" | "next_trigger"
 >;
 
-/** The attempt row written with an outcome (DESIGN.md §7); absent when no attempt was made. */
+/** The attempt row written with an outcome (docs/delivery.md, States); absent when no attempt was made. */
 export type AttemptRecord = Pick<
   WebhookDeliveryAttempt,
   "id" | "trigger" | "url" | "started_at" | "duration_ms" | "response_body"
@@ -275,7 +275,7 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
 
 /**
  * A batch of outcomes in one statement: every delivery row still leased by its claim, the attempt
- * row of each (DESIGN.md §7: same statement as the outcome), and the endpoints' failure streaks
+ * row of each (docs/delivery.md: same statement as the outcome), and the endpoints' failure streaks
  * ($2). A manual or test trigger is spent by the attempt it started; later ones follow the
  * schedule (a test delivery's attempts all stay tests).
  */
@@ -350,7 +350,7 @@ export interface Health {
 }
 
 /**
- * The endpoint-health rule (DESIGN.md §2), its one owner: folds a batch's outcomes for one
+ * The endpoint-health rule (docs/delivery.md, States), its one owner: folds a batch's outcomes for one
  * endpoint, in the order they were decided, into the stored streak. A success ends the streak,
  * a failure starts one or continues it, and a failure while the streak is older than
  * `disableAfterMs` disables the endpoint as failing; a 410 disables it as gone.

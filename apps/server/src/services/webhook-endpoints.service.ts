@@ -21,7 +21,7 @@ import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
 import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 
 export const ENDPOINT_LIMIT = 20;
-/** How far back a recovery may reach (DESIGN.md §7). */
+/** How far back a recovery may reach (docs/api-decisions.md, Webhook endpoints). */
 export const RECOVERY_WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
   "data.documentId",
