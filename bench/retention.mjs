@@ -9,6 +9,7 @@
 // API and the engine are measured for real on day 1 and day 60: a product server (in this
 // process, on the same simulated clock) answers list requests, and its dispatcher delivers
 // freshly published events to a loopback HTTPS receiver.
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -84,6 +85,7 @@ receiver.setHandler((_req, res) => {
 const product = await server.startServer({
   port: 0,
   databaseUrl,
+  encryptionKey: randomBytes(32).toString("base64"),
   dispatcher: true,
   clock,
   rateLimitPerMinute: 0,
@@ -123,31 +125,31 @@ const RESPONSES = JSON.stringify([
 async function generateDay(d) {
   const from = new Date(day0 + d * DAY);
   const step = DAY / PER_DAY;
+  // one statement per day, as publishing writes an event with its deliveries: events, then five
+  // deliveries each (97 % succeeded at once, 2 % failed after two attempts, 1 % still retrying
+  // at the day's end), then their attempt rows
   await db.query(
-    `INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at, created_at)
-     SELECT ${v7("ts")}, $1, 'audit.completed', gen_random_uuid(), $2, 'passed', $3::jsonb, ts, ts
-       FROM (SELECT $4::timestamptz + (n * $5) * interval '1 millisecond' AS ts FROM generate_series(0, $6 - 1) n) s`,
-    [org.id, questionSet.id, RESPONSES, from, step, PER_DAY],
-  );
-  // 97 % succeeded at once, 2 % failed after two attempts, 1 % still retrying at the day's end
-  await db.query(
-    `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count,
-                                     next_attempt_at, last_response_status, delivered_at, created_at, updated_at)
-     SELECT ${v7("e.created_at")}, e.org_id, ep, e.id, 'audit.completed', e.audit_id, false,
-            CASE WHEN r < 0.97 THEN 'succeeded' WHEN r < 0.99 THEN 'failed' ELSE 'retrying' END,
-            CASE WHEN r < 0.97 THEN 1 ELSE 2 END, e.created_at + interval '5 minutes',
-            CASE WHEN r < 0.97 THEN 200 ELSE 500 END, CASE WHEN r < 0.97 THEN e.created_at + interval '80 milliseconds' END,
-            e.created_at, e.created_at + interval '80 milliseconds'
-       FROM (SELECT e.*, random() AS r FROM events e WHERE e.created_at >= $1 AND e.created_at < $2) e, unnest($3::uuid[]) ep`,
-    [from, new Date(from.getTime() + DAY), endpoints],
-  );
-  await db.query(
-    `INSERT INTO webhook_delivery_attempts (id, org_id, delivery_id, endpoint_id, attempt_number, trigger, url, started_at, duration_ms, response_status, response_body)
+    `WITH ev AS (
+       INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at, created_at)
+       SELECT ${v7("ts")}, $1, 'audit.completed', gen_random_uuid(), $2, 'passed', $3::jsonb, ts, ts
+         FROM (SELECT $4::timestamptz + (n * $5) * interval '1 millisecond' AS ts FROM generate_series(0, $6 - 1) n) s
+       RETURNING id, org_id, audit_id, created_at
+     ), dl AS (
+       INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count,
+                                       next_attempt_at, last_response_status, delivered_at, created_at, updated_at)
+       SELECT ${v7("e.created_at")}, e.org_id, ep, e.id, 'audit.completed', e.audit_id, false,
+              CASE WHEN r < 0.97 THEN 'succeeded' WHEN r < 0.99 THEN 'failed' ELSE 'retrying' END,
+              CASE WHEN r < 0.97 THEN 1 ELSE 2 END, e.created_at + interval '5 minutes',
+              CASE WHEN r < 0.97 THEN 200 ELSE 500 END, CASE WHEN r < 0.97 THEN e.created_at + interval '80 milliseconds' END,
+              e.created_at, e.created_at + interval '80 milliseconds'
+         FROM (SELECT ev.*, random() AS r FROM ev) e, unnest($7::uuid[]) ep
+       RETURNING id, org_id, endpoint_id, status, attempt_count, created_at
+     )
+     INSERT INTO webhook_delivery_attempts (id, org_id, delivery_id, endpoint_id, attempt_number, trigger, url, started_at, duration_ms, response_status, response_body)
      SELECT ${v7("d.created_at + (a - 1) * interval '5 seconds'")}, d.org_id, d.id, d.endpoint_id, a, 'scheduled', 'https://hooks.example/hook',
             d.created_at + (a - 1) * interval '5 seconds', 80, CASE WHEN d.status = 'succeeded' THEN 200 ELSE 500 END, 'ok'
-       FROM webhook_deliveries d, generate_series(1, d.attempt_count) a
-      WHERE d.created_at >= $1 AND d.created_at < $2`,
-    [from, new Date(from.getTime() + DAY)],
+       FROM dl d, generate_series(1, d.attempt_count) a`,
+    [org.id, questionSet.id, RESPONSES, from, step, PER_DAY, endpoints],
   );
   // the previous day's retries end (the engine would have sent them overnight)
   await db.query(`UPDATE webhook_deliveries SET status = 'succeeded', delivered_at = updated_at WHERE status = 'retrying' AND created_at < $1`, [from]);
