@@ -59,8 +59,12 @@ export interface HousekeeperOptions {
 export interface Housekeeper {
   /** One run now, unless another process (or this one) is running one: then `{ skipped: true }`. */
   runOnce(): Promise<HousekeepingRun>;
-  /** Runs once now, then every interval; resolves when the first run has finished. */
-  start(): Promise<HousekeepingRun | null>;
+  /**
+   * Runs once now, then every interval. Resolves at once when every partitioned table already
+   * has a partition for the current moment (the first run goes on in the background: after an
+   * upgrade it reads the history once), otherwise when the first run has created them.
+   */
+  start(): Promise<void>;
   /** Stops the loop and waits for a run in progress. */
   stop(): Promise<void>;
 }
@@ -207,11 +211,21 @@ export function createHousekeeper(o: HousekeeperOptions): Housekeeper {
     return current;
   }
 
+  /** Whether an insert stamped now finds a partition in every table (a history without a bound takes anything). */
+  async function coversNow(): Promise<boolean> {
+    const now = o.clock.now();
+    const parts = await partitionsRepo(o.db).list();
+    return PARTITIONED_TABLES.every((t) =>
+      parts.some((p) => p.table === t.name && (p.history ? p.until === null || p.until > now : p.from! <= now && now < p.until!)),
+    );
+  }
+
   return {
     runOnce,
-    start() {
+    async start() {
       timer ??= every(o.clock, o.intervalMs, () => void tick());
-      return tick();
+      const first = tick();
+      if (!(await coversNow())) await first;
     },
     async stop() {
       timer?.cancel();

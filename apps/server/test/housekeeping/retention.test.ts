@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { HousekeepingSummary } from "../../src/housekeeping/housekeeper.js";
 import { DAY_MS, dayStart } from "../../src/lib/retention.js";
 import { problemOf } from "../harness/factories.js";
+import { housekeepingRun } from "../harness/partitions.js";
 import { endpointFor, ingestQuestionSetFor, onlyDelivery, publish, useDeliveryServer } from "./../delivery/support.js";
 
 const RETENTION_DAYS = 3;
@@ -13,11 +14,7 @@ const RETENTION_DAYS = 3;
 const h = await useDeliveryServer({ scheduleMs: [0, 10 * DAY_MS] }, { retentionDays: RETENTION_DAYS, housekeepingIntervalMs: 20 * DAY_MS });
 const housekeeper = h.server.server.deps.housekeeper;
 
-async function runHousekeeping(): Promise<HousekeepingSummary> {
-  const run = await housekeeper.runOnce();
-  if (run.skipped) throw new Error("housekeeping skipped");
-  return run;
-}
+const runHousekeeping = (): Promise<HousekeepingSummary> => housekeepingRun(housekeeper);
 
 const ymd = (d: Date) => d.toISOString().slice(0, 10).replaceAll("-", "");
 
