@@ -14,7 +14,12 @@
 -- Foreign keys among these three tables are dropped: a partition of a referenced table cannot be
 -- dropped while the key exists, and checking it on detach reads the referencing table. They are
 -- written together (one statement publishes an event with its deliveries; an attempt is written
--- with its delivery's outcome) and removed together by day. The key to webhook_endpoints stays.
+-- with its delivery's outcome) and removed together by day. The deliveries' key to
+-- webhook_endpoints goes too: every partition created or dropped would add or remove its
+-- triggers on webhook_endpoints, a lock on that table taken while holding one on the
+-- deliveries, the reverse of the order in which disabling an endpoint takes them (a deadlock).
+-- Endpoints are never deleted (deletion is a mark), and deliveries are created only for
+-- endpoints the publishing statement reads.
 -- What the key from deliveries to events guaranteed is kept by a trigger that reads only the
 -- event's own day: a delivery names an existing event and carries its created_at, which is what
 -- makes the unique (event_id, endpoint_id, created_at) one delivery per event and endpoint.
@@ -27,6 +32,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS "webhook_delivery_attempts_history_id_started_
 
 ALTER TABLE "webhook_delivery_attempts" DROP CONSTRAINT "webhook_delivery_attempts_delivery_id_fkey";
 ALTER TABLE "webhook_deliveries" DROP CONSTRAINT "webhook_deliveries_event_id_fkey";
+ALTER TABLE "webhook_deliveries" DROP CONSTRAINT "webhook_deliveries_endpoint_id_fkey";
 
 ALTER TABLE "events" DROP CONSTRAINT "events_pkey";
 ALTER TABLE "events" ADD CONSTRAINT "events_history_pkey" PRIMARY KEY USING INDEX "events_history_id_created_at_key";
@@ -109,8 +115,6 @@ CREATE INDEX "webhook_deliveries_org_id_event_type_created_at_id_idx" ON "webhoo
 CREATE INDEX "webhook_deliveries_org_id_audit_id_created_at_id_idx" ON "webhook_deliveries"("org_id", "audit_id", "created_at" DESC, "id" DESC);
 CREATE INDEX "webhook_deliveries_endpoint_id_next_attempt_at_idx" ON "webhook_deliveries"("endpoint_id", "next_attempt_at")
   WHERE "status" IN ('pending', 'retrying');
-
-ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_endpoint_id_fkey" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 CREATE TABLE "webhook_delivery_attempts" (
     "id" UUID NOT NULL,

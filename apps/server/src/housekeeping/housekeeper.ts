@@ -36,7 +36,7 @@ export interface HousekeepingSummary {
   partitionsDropped: string[];
   /** past the window but still holding pending/retrying deliveries: kept until those are final */
   partitionsKept: string[];
-  /** could not be dropped this time (a long query held the table): tried again next run */
+  /** could not be created or dropped this time (a long query held the table): tried again next run */
   partitionsDeferred: string[];
   /** history partitions given their upper bound this run */
   historiesBounded: string[];
@@ -106,8 +106,15 @@ async function ensurePartitions(repo: PartitionsRepo, now: Date, aheadDays: numb
     const have = new Set(parts.filter((p) => p.table === t.name && !p.history).map((p) => p.from!.getTime()));
     for (let day = from.getTime(); day <= today.getTime() + aheadDays * DAY_MS; day += DAY_MS) {
       if (have.has(day)) continue;
-      await repo.createDay(t, new Date(day));
-      s.partitionsCreated.push(dayPartitionName(t.name, new Date(day)));
+      const name = dayPartitionName(t.name, new Date(day));
+      try {
+        await repo.createDay(t, new Date(day));
+        s.partitionsCreated.push(name);
+      } catch (err) {
+        // the table was busy for longer than the lock timeout: a week of days ahead leaves time
+        if (errorField(err, "code") !== LOCK_NOT_AVAILABLE) throw err;
+        s.partitionsDeferred.push(name);
+      }
     }
   }
 }

@@ -52,7 +52,7 @@ SELECT p.relname AS parent, c.relname AS name, pg_get_expr(c.relpartbound, c.oid
   JOIN pg_class p ON p.oid = i.inhparent
  WHERE p.relname = ANY($1) AND p.relnamespace = current_schema()::regnamespace`;
 
-const LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'";
+const LOCK_TIMEOUT = "SET LOCAL lock_timeout = '2s'";
 
 export function partitionsRepo(db: SqlExecutor & { transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> }) {
   return {
@@ -118,7 +118,7 @@ export function partitionsRepo(db: SqlExecutor & { transaction<T>(fn: (tx: SqlEx
     },
 
     /**
-     * Detaches and drops one partition; returns the rows it held. Waits at most 5 s for the
+     * Detaches and drops one partition; returns the rows it held. Waits at most 2 s for the
      * parent's lock (a long query on the table): a timeout leaves it for the next run.
      */
     async drop(p: Partition): Promise<number> {
