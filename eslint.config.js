@@ -3,6 +3,7 @@
 // for a reviewer:
 //
 //   routes, http, cli, main   (edge: HTTP and the command line)
+//   metrics                   (the Prometheus registry: fed by the edge and the engine's observer, reads repos at scrape)
 //   services                  (use cases; know nothing of HTTP)
 //   delivery                  (the engine; the only user of the sender)
 //   housekeeping              (partitions, retention, expired rows; beside the engine)
@@ -92,7 +93,7 @@ export default defineConfig(
     },
   },
   {
-    // Input hygiene (DESIGN §10) matches control characters on purpose: PostgreSQL cannot store
+    // Input hygiene (docs/api-decisions.md#input-hygiene) matches control characters on purpose: PostgreSQL cannot store
     // NUL, and C0 controls are refused in labels and URLs. The rule exists to catch accidental ones.
     rules: { "no-control-regex": "off" },
   },
@@ -108,23 +109,25 @@ export default defineConfig(
 
   // The server's layers, lowest first.
   boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`], {
-    layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE],
+    layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/db/**/*.ts`], {
     prisma: false,
-    layers: ["repos", "presenters", "delivery", "services", ...EDGE],
+    layers: ["repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/repos/**/*.ts`], {
     prisma: false,
-    layers: ["presenters", "delivery", "services", ...EDGE],
+    layers: ["presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/presenters/**/*.ts`], {
-    layers: ["db", "repos", "delivery", "services", ...EDGE],
+    layers: ["db", "repos", "delivery", "services", ...EDGE, "metrics"],
   }),
-  boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["presenters", "services", ...EDGE] }),
-  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["delivery", "housekeeping", ...EDGE] }),
-  // beside the engine: it may use the engine's clock, never the sender or the layers above
-  boundaries([`${SERVER}/housekeeping/**/*.ts`], { layers: ["presenters", "services", ...EDGE] }),
+  boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["presenters", "services", ...EDGE, "metrics"] }),
+  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["delivery", "housekeeping", ...EDGE, "metrics"] }),
+  // The engine reports to metrics through its observer callbacks (delivery/observer.ts), never the reverse.
+  boundaries([`${SERVER}/metrics/**/*.ts`], { layers: ["presenters", "services", ...EDGE] }),
+  // beside the engine: it may use the engine's clock, never the sender, metrics or the layers above
+  boundaries([`${SERVER}/housekeeping/**/*.ts`], { layers: ["presenters", "services", ...EDGE, "metrics"] }),
   boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
   boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
   boundaries([`${SERVER}/config.ts`], { layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE] }),

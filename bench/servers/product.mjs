@@ -13,6 +13,8 @@ const running = await server.startServer({
   validateResponses: false,
   dispatcher: false,
   logLevel: "warn",
+  // metrics on, as in production (the default), on a free port
+  metricsPort: 0,
   ...serverOptions(),
 });
 runAsChild({ url: running.url }, () => running.close());

@@ -7,6 +7,8 @@ import { loadWorker } from "../lib/pkg.mjs";
 const { startWorker } = await loadWorker();
 const worker = await startWorker({
   logLevel: "warn",
+  // metrics on, as in production (the default), on a free port: several workers run at once
+  metricsPort: 0,
   ...serverOptions(),
 });
 runAsChild({ startedAt: performance.timeOrigin + performance.now() }, () => worker.close(), { hardExitMs: 20_000 });

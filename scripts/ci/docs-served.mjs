@@ -28,7 +28,7 @@ const offline = readFileSync(join(root, "openapi/dist/index.html"), "utf8");
 const dataDir = mkdtempSync(join(tmpdir(), "ars-docs-"));
 const server = spawn(process.execPath, [join(root, "apps/server/dist/main.js"), "serve"], {
   cwd: tmpdir(), // started from elsewhere: the server finds its docs relative to itself
-  env: { ...process.env, PORT: "0", ARS_DATA_DIR: dataDir, ARS_DISPATCHER: "false", ARS_LOG_LEVEL: "warn" },
+  env: { ...process.env, PORT: "0", ARS_DATA_DIR: dataDir, ARS_DISPATCHER: "false", ARS_LOG_LEVEL: "warn", ARS_METRICS_PORT: "0" },
   stdio: ["ignore", "pipe", "inherit"],
 });
 try {

@@ -7,41 +7,19 @@
 // sent to a local HTTPS receiver (the test kit's receiver and CA).
 //
 //   node scripts/ci/ts-consumer.mjs          (needs the server built: npm run build)
-import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startReceiver } from "@audit-review/test-kit/receiver";
+import { commands } from "./commands.mjs";
 import { startLiveServer } from "./live-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
 const HOOK_HOST = "receiver.ts-consumer.dev";
-const log = (msg) => process.stdout.write(`ts-consumer: ${msg}\n`);
-const fail = (msg) => {
-  process.stderr.write(`ts-consumer: FAILED: ${msg}\n`);
-  process.exit(1);
-};
-const run = (cmd, args, opts = {}) => {
-  log(`$ ${[cmd, ...args].join(" ")}${opts.cwd && opts.cwd !== root ? `   (in ${opts.cwd})` : ""}`);
-  const r = spawnSync(cmd, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...opts });
-  if (r.status !== 0) fail(`exited ${r.status}:\n${(r.stdout + r.stderr).slice(-4000)}`);
-  return r.stdout;
-};
-
-// The server runs in this process: whatever talks to it must not block the event loop.
-const runAsync = async (cmd, args, opts) => {
-  log(`$ ${[cmd, ...args].join(" ")}`);
-  const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], ...opts });
-  let out = "";
-  child.stdout.on("data", (c) => (out += c));
-  child.stderr.on("data", (c) => (out += c));
-  const [code] = await new Promise((r) => child.on("close", (...a) => r(a)));
-  if (code !== 0) fail(`exited ${code}:\n${out.slice(-4000)}`);
-  return out;
-};
+const { log, fail, run, runAsync } = commands("ts-consumer", root);
 
 const work = mkdtempSync(join(tmpdir(), "ars-ts-consumer-"));
 try {

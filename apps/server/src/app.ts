@@ -10,13 +10,17 @@ import type { OperationIndex } from "./http/operations.js";
 import { notFound, problemHandler } from "./http/problem.js";
 import { rateLimiter } from "./http/rate-limit.js";
 import { requestId } from "./http/request-id.js";
+import { requestMetrics } from "./http/request-metrics.js";
+import type { RequestDurations } from "./metrics/http-requests.js";
 import { contractValidator } from "./http/validator.js";
 import type { Logger } from "./lib/logger.js";
 import { codingEvaluationsRoutes } from "./routes/coding-evaluations.routes.js";
+import { eventsRoutes } from "./routes/events.routes.js";
 import { internalRoutes } from "./routes/internal.routes.js";
 import { questionSetsRoutes } from "./routes/question-sets.routes.js";
 import { webhookDeliveriesRoutes } from "./routes/webhook-deliveries.routes.js";
 import { webhookEndpointsRoutes } from "./routes/webhook-endpoints.routes.js";
+import { webhookListenersRoutes } from "./routes/webhook-listeners.routes.js";
 import type { Services } from "./services/index.js";
 
 export interface AppDeps {
@@ -31,6 +35,8 @@ export interface AppDeps {
   validateResponses: boolean;
   bodyLimitBytes: number;
   rateLimitPerMinute: number;
+  /** request durations are recorded here when metrics are on */
+  requestDurations?: RequestDurations;
 }
 
 /**
@@ -45,6 +51,7 @@ export function buildApp(d: AppDeps): Express {
   // Paths are case-sensitive (RFC 3986), as in the contract and in the auth middleware's
   // operation index; the routers are created case-sensitive too.
   app.set("case sensitive routing", true);
+  if (d.requestDurations) app.use(requestMetrics(d.requestDurations));
   app.use(requestId);
   app.use(accessLog(d.logger));
   app.get("/", (_req, res) => {
@@ -73,6 +80,8 @@ export function buildApp(d: AppDeps): Express {
   app.use(docsRoutes(d.docsDir));
   app.use(webhookEndpointsRoutes(d.services));
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
+  app.use(eventsRoutes(d.services.events));
+  app.use(webhookListenersRoutes(d.services));
   app.use(internalRoutes(d.services));
   app.use(notFound);
   app.use(problemHandler(d.logger));

@@ -4,7 +4,7 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-/** Delay before attempt n+1 (index n); index 0 is the first, immediate attempt (docs/delivery.md, States). */
+/** Delay before attempt n+1 (index n); index 0 is the first, immediate attempt (docs/delivery.md#states). */
 export const DEFAULT_SCHEDULE_MS: readonly number[] = Object.freeze([
   0,
   5 * SECOND,
@@ -43,17 +43,28 @@ export interface Config {
   extraCaFile: string | undefined;
   /** Run the delivery engine inside this process. */
   dispatcher: boolean;
+  /** Port of the metrics listener (`GET /metrics`); 0 asks for any free port; null: no metrics at all. */
+  metricsPort: number | null;
+  /** Address the metrics listener binds (loopback by default: metrics are for the operator's Prometheus, not the public). */
+  metricsHost: string;
   delivery: DeliveryConfig;
   /** Events, deliveries and attempts are kept this many whole UTC days (README, "Retention and housekeeping"). */
   retentionDays: number;
   /** Between housekeeping runs (partitions, retention, expired idempotency keys). */
   housekeepingIntervalMs: number;
+  /** A webhook listener with no stream connected for this long is deleted (its queued deliveries fail). */
+  listenerGraceMs: number;
+  /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
+  listenerLeaseMs: number;
 }
 
 export const DEFAULT_RETENTION_DAYS = 30;
 /** Longer windows would keep more daily partitions than the planner handles comfortably. */
 export const MAX_RETENTION_DAYS = 3650;
 export const DEFAULT_HOUSEKEEPING_INTERVAL_MS = 3_600_000;
+
+/** The metrics listener's port when ARS_METRICS_PORT is unset (the usual Prometheus exporter port). */
+export const DEFAULT_METRICS_PORT = 9464;
 
 export interface DeliveryConfig {
   scheduleMs: number[];
@@ -149,14 +160,25 @@ function staticHosts(env: Env): Record<string, string[]> {
   return map;
 }
 
+/** ARS_METRICS_PORT: unset → the default port; `off` → no metrics; otherwise a port (0: any free one). */
+function metricsPort(env: Env): number | null {
+  if (env.ARS_METRICS_PORT === "off") return null;
+  const port = int(env, "ARS_METRICS_PORT", DEFAULT_METRICS_PORT);
+  if (port > 65535) throw new ConfigError("ARS_METRICS_PORT must be a port (0-65535) or off");
+  return port;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const schedule = list(env, "ARS_RETRY_SCHEDULE_MS").map(Number);
   if (schedule.some((n) => !Number.isInteger(n) || n < 0)) throw new ConfigError("ARS_RETRY_SCHEDULE_MS must be a comma list of integers");
   const databaseUrl = env.DATABASE_URL || undefined;
+  const port = int(env, "PORT", 3000);
+  const metrics = metricsPort(env);
+  if (metrics && metrics === port) throw new ConfigError("ARS_METRICS_PORT must differ from PORT: metrics are never served on the public API's port");
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError("DATABASE_URL must be a postgresql:// URL");
   return {
     host: env.ARS_HOST ?? "127.0.0.1",
-    port: int(env, "PORT", 3000),
+    port,
     databaseUrl,
     dataDir: defaultDataDir(env),
     inMemory: false,
@@ -169,6 +191,10 @@ export function loadConfig(env: Env = process.env): Config {
     staticHosts: staticHosts(env),
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
     dispatcher: bool(env, "ARS_DISPATCHER", true),
+    listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
+    listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
+    metricsPort: metrics,
+    metricsHost: env.ARS_METRICS_HOST || "127.0.0.1",
     delivery: {
       ...DEFAULT_DELIVERY,
       scheduleMs: schedule.length ? schedule : [...DEFAULT_SCHEDULE_MS],

@@ -5,15 +5,20 @@ import { openDatabase, type Database } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { systemClock, type Clock } from "./delivery/clock.js";
 import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
+import { createListenerHub, type ListenerHub } from "./delivery/listener-hub.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
+import { routedSender } from "./delivery/transport.js";
 import { createHousekeeper, type Housekeeper } from "./housekeeping/housekeeper.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { retention } from "./lib/retention.js";
+import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
+import { createMetrics, type Metrics } from "./metrics/registry.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
 import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
 import { createServices, type Services } from "./services/index.js";
+import { ENDPOINT_LIMIT } from "./services/webhook-endpoints.service.js";
 
 /** Replaceable pieces, for tests and local development (never needed in production). */
 export interface DepsOverrides {
@@ -49,6 +54,10 @@ export interface Deps {
   dispatcher: Dispatcher | null;
   /** Partitions, retention and expired keys (started by the process role, serve and worker alike). */
   housekeeper: Housekeeper;
+  /** The webhook listener streams of this process (started by the API role, which holds them). */
+  listeners: ListenerHub;
+  /** This process's metrics and their listener, unless `config.metricsPort` is null. */
+  metrics: (Metrics & { listener: MetricsListener }) | null;
   /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
   close(): Promise<void>;
 }
@@ -78,15 +87,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const secretBox = createSecretBox(key);
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
     const addressPolicy = createAddressPolicy({ allowCidrs: config.allowCidrs });
-    const services = createServices({
-      db,
-      secretBox,
-      urlCheck: { resolver, addressPolicy },
-      rotationGraceMs: config.delivery.rotationGraceMs,
-      onQueued: () => signal.notify(),
-      retention: kept,
-      now: () => clock.now(),
-    });
     const extraCa = o.extraCa ?? (config.extraCaFile ? readFileSync(config.extraCaFile) : undefined);
     const d = config.delivery;
     const sender = createSender({
@@ -103,8 +103,30 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
       ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
       : null;
+    const metricsPort = config.metricsPort;
+    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, logger });
+    const listeners = createListenerHub({
+      db, logger, sender, secretBox, signal, config: d, clock, observe: metrics?.delivery,
+      graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, limit: ENDPOINT_LIMIT,
+    });
+    const services = createServices({
+      db,
+      secretBox,
+      urlCheck: { resolver, addressPolicy },
+      rotationGraceMs: config.delivery.rotationGraceMs,
+      onQueued: () => signal.notify(),
+      listenerStreams: listeners,
+      now: () => clock.now(),
+      retention: kept,
+    });
     const dispatcher = config.dispatcher
-      ? createDispatcher({ db: engineDb ?? db, logger, sender, secretBox, signal, config: d, clock })
+      ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock, observe: metrics?.delivery })
+      : null;
+    const listener = metrics && metricsPort !== null
+      ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger }).catch(async (err: unknown) => {
+        await engineDb?.close();
+        throw err;
+      })
       : null;
     const housekeeper = createHousekeeper({ db, retention: kept, clock, logger, intervalMs: config.housekeepingIntervalMs });
     return {
@@ -121,9 +143,13 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       clock,
       dispatcher,
       housekeeper,
+      listeners,
+      metrics: metrics && listener ? { ...metrics, listener } : null,
       async close() {
         await housekeeper.stop();
+        await listeners.stop();
         await dispatcher?.stop();
+        await listener?.close();
         await engineDb?.close();
         await sender.close();
         await signal.close();

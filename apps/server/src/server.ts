@@ -41,6 +41,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     validateResponses: config.validateResponses,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    requestDurations: deps.metrics?.requests,
   });
   // Partitions for today and the days ahead exist before the first request or delivery.
   await deps.housekeeper.start();
@@ -55,6 +56,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   const port = boundPort(server.address());
   const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
   deps.dispatcher?.start();
+  await deps.listeners.start();
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
@@ -75,7 +77,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
         // keep-alive timeout; in-flight requests get a grace period, then every socket is closed.
         const grace = setInterval(() => server.closeIdleConnections(), 250);
         const force = setTimeout(() => server.closeAllConnections(), 10_000);
-        await Promise.all([closed, deps.dispatcher?.stop()]).finally(() => {
+        // Streams never end by themselves: the listeners end theirs first, so the server can close.
+        await Promise.all([closed, deps.listeners.stop(), deps.dispatcher?.stop()]).finally(() => {
           clearInterval(grace);
           clearTimeout(force);
         });

@@ -3,6 +3,8 @@ import type {
   CodingEvaluationList,
   CreatedWebhookEndpoint,
   CreateWebhookEndpointRequest,
+  Event,
+  EventList,
   operations,
   paths,
   QuestionSetList,
@@ -52,12 +54,13 @@ export type ListCodingEvaluationsQuery = QueryOf<"listCodingEvaluations">;
 export type ListWebhookEndpointsQuery = QueryOf<"listWebhookEndpoints">;
 export type ListWebhookDeliveriesQuery = QueryOf<"listWebhookDeliveries">;
 export type ListWebhookDeliveryAttemptsQuery = QueryOf<"listWebhookDeliveryAttempts">;
+export type ListEventsQuery = QueryOf<"listEvents">;
 export type WebhookEndpointUpdateBody = BodyOf<"updateWebhookEndpoint">;
 export type RotateSecretBody = BodyOf<"rotateWebhookEndpointSecret">;
 export type RecoverBody = BodyOf<"recoverWebhookDeliveries">;
 
-/** The paths of the four lists, which share the cursor pagination. */
-export type ListPath = "/v2/question_sets" | "/v2/coding_evaluations" | "/v2/webhook_endpoints" | "/v2/webhook_deliveries";
+/** The paths of the lists that share the cursor pagination. */
+export type ListPath = "/v2/question_sets" | "/v2/coding_evaluations" | "/v2/webhook_endpoints" | "/v2/webhook_deliveries" | "/v2/events";
 /** The query parameters of a list, as generated from the contract. */
 export type ListQuery<P extends ListPath> = NonNullable<paths[P]["get"]["parameters"]["query"]>;
 /** One page of a list: `{ object: "list", data, has_more, total_count? }`. */
@@ -115,6 +118,16 @@ export interface AuditReviewClient {
   retryWebhookDelivery(deliveryId: string, options?: PostOptions): Promise<WebhookDelivery>;
   /** `GET /v2/webhook_deliveries` (scope `webhooks:read`): one page. */
   listWebhookDeliveries(query?: ListWebhookDeliveriesQuery, options?: CallOptions): Promise<WebhookDeliveryList>;
+  /** `GET /v2/events` (scope `events:read`): one page of the events published to your org, newest first. */
+  listEvents(query?: ListEventsQuery, options?: CallOptions): Promise<EventList>;
+  /** `GET /v2/events/{event_id}` (scope `events:read`): one event, as it was published. */
+  getEvent(eventId: string, options?: CallOptions): Promise<Event>;
+  /**
+   * Every event from the newest (or after `query.starting_after`), page after page, with the
+   * filters of `query` (`type`, `audit_id`, `created_after`, `created_before`): what a receiver
+   * reconciles against after downtime. `query.limit` is the page size.
+   */
+  paginateEvents(options?: { query?: ForwardQuery<"/v2/events">; signal?: AbortSignal }): AsyncIterableIterator<Event>;
 
   /**
    * Every item of a list from the start (or after `query.starting_after`), newest first,
@@ -212,6 +225,10 @@ export function createClient(options: ClientOptions): AuditReviewClient {
       const path = "/v2/webhook_deliveries";
       return unwrap(await raw.GET(path, { params: { query: withCursor(query, cursor) }, ...signalOf(signal) }), "GET", path);
     },
+    "/v2/events": async (query, cursor, signal) => {
+      const path = "/v2/events";
+      return unwrap(await raw.GET(path, { params: { query: withCursor(query, cursor) }, ...signalOf(signal) }), "GET", path);
+    },
   };
 
   return {
@@ -295,6 +312,17 @@ export function createClient(options: ClientOptions): AuditReviewClient {
         "GET",
         "/v2/webhook_deliveries",
       );
+    },
+    async listEvents(query, call) {
+      return unwrap(await raw.GET("/v2/events", { params: { query }, ...call }), "GET", "/v2/events");
+    },
+    async getEvent(eventId, call) {
+      const path = "/v2/events/{event_id}";
+      return unwrap(await raw.GET(path, { params: { path: { event_id: eventId } }, ...call }), "GET", path);
+    },
+    paginateEvents(opts) {
+      const list = lists["/v2/events"];
+      return paginateForward((cursor) => list(opts?.query, cursor, opts?.signal), opts?.query?.starting_after);
     },
     paginate(path, opts) {
       const list = lists[path];

@@ -6,6 +6,7 @@ export {
   type ClientOptions,
   type ForwardQuery,
   type ListCodingEvaluationsQuery,
+  type ListEventsQuery,
   type ListItem,
   type ListPage,
   type ListPath,

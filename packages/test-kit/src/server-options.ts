@@ -16,6 +16,8 @@ export interface TestServerOptions {
   rateLimitPerMinute: 0;
   /** tests that deliver turn the dispatcher on themselves */
   dispatcher: false;
+  /** metrics on, as in production, on any free loopback port (servers of parallel tests never collide) */
+  metricsPort: 0;
 }
 
 export function testServerOptions(): TestServerOptions {
@@ -26,6 +28,7 @@ export function testServerOptions(): TestServerOptions {
     validateResponses: true,
     rateLimitPerMinute: 0,
     dispatcher: false,
+    metricsPort: 0,
   };
 }
 

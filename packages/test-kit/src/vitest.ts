@@ -15,6 +15,9 @@ export function vitestConfig(test: TestOptions = {}): ViteUserConfig {
       testTimeout: 60_000,
       hookTimeout: 120_000,
       reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
+      // Every server a test starts (in process or spawned) opens its metrics listener on a free
+      // port: on the default port, parallel test files would collide.
+      env: { ARS_METRICS_PORT: "0", ...test.env },
       ...test,
     },
   });

@@ -65,6 +65,9 @@ export async function databaseFromPglite(pg: PGlite): Promise<Database> {
       await pg.query("SELECT pg_notify($1, $2)", [channel, payload]);
     },
 
+    // One connection; PGlite does not tell whether it is busy or how many queries wait for it.
+    poolStats: () => ({ max: 1, inUse: null, waiting: null }),
+
     async close() {
       await prisma.$disconnect();
       await pg.close();

@@ -98,6 +98,8 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
 
     listen: listener.listen,
 
+    poolStats: () => ({ max: poolSize, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
+
     async notify(channel, payload = "") {
       assertChannelName(channel);
       await pool.query("SELECT pg_notify($1, $2)", [channel, payload]);

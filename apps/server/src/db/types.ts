@@ -44,7 +44,15 @@ export interface Database extends SqlExecutor {
    */
   session<T>(fn: (session: Session) => Promise<T>): Promise<T>;
   notify(channel: string, payload?: string): Promise<void>;
+  /** The connection pool now (the metrics). `inUse`/`waiting` are null where the engine does not tell (PGlite). */
+  poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  max: number;
+  inUse: number | null;
+  waiting: number | null;
 }
 
 export interface OpenDatabaseOptions {

@@ -2,13 +2,14 @@
 // → decide (outcome.ts) → record (recorder.ts). The dispatcher decides when this runs; what one
 // delivery goes through is here.
 import type { DeliveryConfig } from "../config.js";
-import { newId } from "../lib/ids.js";
+import { newId, uuidv7Millis } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import { ATTEMPT_TRIGGERS, stored } from "../lib/stored-values.js";
 import { unavailableCause, type ClaimedDelivery, type DeliveriesQueueRepo, type OutcomeRecord, type QueueEndpoint, type QueueEvent, type RecordResult } from "../repos/deliveries-queue.repo.js";
 import type { Attempt } from "./attempt.js";
 import type { Clock } from "./clock.js";
 import type { Keyring } from "./keyring.js";
+import type { DeliveryObserver } from "./observer.js";
 import { decideOutcome, endpointUnavailable } from "./outcome.js";
 import type { Recorder } from "./recorder.js";
 
@@ -40,6 +41,7 @@ export interface DeliverDeps {
   config: DeliveryConfig;
   log: Logger;
   hooks: DeliverHooks;
+  observe: DeliveryObserver;
 }
 
 export interface Deliverer {
@@ -55,7 +57,7 @@ export interface Deliverer {
 /** Errors that mean the receiver could not be reached at all (as opposed to answering badly or slowly). */
 const UNREACHABLE = new Set(["connection_error", "dns_error", "tls_error", "destination_blocked"]);
 
-export function createDeliverer({ queue, attempt, keyring, recorder, clock, random, config, log, hooks }: DeliverDeps): Deliverer {
+export function createDeliverer({ queue, attempt, keyring, recorder, clock, random, config, log, hooks, observe }: DeliverDeps): Deliverer {
   const endpointRows = new Map<string, { row: Promise<QueueEndpoint | undefined>; mark: number }>();
   let reads = 0; // numbers the endpoint reads, in the order they start
   // Re-reads are batched: rows whose slot frees while a re-read is on the wire join the next one,
@@ -104,9 +106,13 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
   async function record(o: OutcomeRecord, d: ClaimedDelivery): Promise<void> {
     const result = await recorder.record(o);
     const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempt: o.update.attempt_count, status: o.update.status };
+    observe.outcome(result.recorded ? o.update.status : "lease_lost", o.update.last_error_code);
     // Lease ran out and another dispatcher took the row, or the endpoint became unusable meanwhile.
     if (!result.recorded) return log.warn(fields, "delivery outcome not recorded: the row changed hands while the attempt ran");
-    if (result.disabled) log.warn({ endpoint_id: d.endpoint_id, reason: result.disabled }, "webhook endpoint disabled");
+    if (result.disabled) {
+      observe.endpointDisabled(result.disabled);
+      log.warn({ endpoint_id: d.endpoint_id, reason: result.disabled }, "webhook endpoint disabled");
+    }
     if (o.update.status === "retrying" && o.update.next_attempt_at) hooks.retryAt(o.update.next_attempt_at);
   }
 
@@ -140,6 +146,9 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
         return record({ ...base, update, effect: null, attempt: null, at: clock.now() }, d);
       }
       const trigger = stored(ATTEMPT_TRIGGERS, d.next_trigger);
+      observe.attempt(report.durationMs);
+      // the delivery's id carries its creation time, the moment its event was stored
+      if (d.attempt_count === 0 && trigger === "scheduled") observe.firstAttempt(report.startedAt.getTime() - uuidv7Millis(d.id));
       const at = clock.now();
       const outcome = decideOutcome({ attemptCount: d.attempt_count, result: report, now: at, random, config, oneShot: trigger === "manual" });
       log.info({ ...base, event_id: d.event_id, attempt: outcome.delivery.attempt_count, response_status: report.status, error_code: report.error?.code ?? null, outcome: outcome.delivery.status, duration_ms: report.durationMs }, "delivery attempt");

@@ -20,6 +20,7 @@ import { every, systemClock, type Clock, type TimerHandle } from "./clock.js";
 import { createDeliverer, type Job } from "./deliver.js";
 import { drainQueue, type DrainOptions } from "./drain.js";
 import { createKeyring } from "./keyring.js";
+import { noObserver, type DeliveryObserver } from "./observer.js";
 import type { QueueSignal } from "./queue-signal.js";
 import { createReceiverAuth } from "./receiver-auth.js";
 import { createRecorder } from "./recorder.js";
@@ -43,6 +44,8 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Prefix of this dispatcher's lease tokens (default: host, pid and a random suffix). */
   id?: string;
+  /** Told what the engine does (the metrics); nobody by default. */
+  observe?: DeliveryObserver;
 }
 
 export interface Dispatcher {
@@ -60,14 +63,14 @@ export interface Dispatcher {
 
 export function createDispatcher({
   db, logger, sender, secretBox, signal, config, clock = systemClock, random = Math.random,
-  id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+  id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, observe = noObserver,
 }: DispatcherOptions): Dispatcher {
   const queue = deliveriesQueueRepo(db);
   const receiverAuth = createReceiverAuth({ sender, secretBox, now: () => clock.now().getTime(), maxTokenResponseBytes: config.maxResponseBytes });
   const attempt = createAttempt({ sender, receiverAuth, clock });
   const keyring = createKeyring(secretBox);
   const recorder = createRecorder<OutcomeRecord, RecordResult>({
-    write: (batch) => queue.recordBatch(batch, config.failingDisableAfterMs),
+    write: (batch) => (observe.recordBatch(batch.length), queue.recordBatch(batch, config.failingDisableAfterMs)),
     clock, maxBatch: config.recordBatchSize, maxDelayMs: config.recordDelayMs,
   });
   const log = logger.child({ component: "dispatcher", dispatcher: id });
@@ -163,7 +166,7 @@ export function createDispatcher({
   }
 
   const deliverer = createDeliverer({
-    queue, attempt, keyring, recorder, clock, random, config, log,
+    queue, attempt, keyring, recorder, clock, random, config, log, observe,
     hooks: {
       attemptOver(endpointId) {
         bump(busy, endpointId, -1);

@@ -16,8 +16,9 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 export function authenticate(operations: OperationIndex, verify: TokenVerifier): RequestHandler {
   return async (req, _res, next) => {
     const op = operations.match(req.method, req.path);
+    // named for the access log and the metrics, public operations too
+    if (op) req.operationId = op.operationId;
     if (!op || op.public) return next();
-    req.operationId = op.operationId;
     const match = BEARER.exec(req.get("authorization") ?? "");
     const auth = match ? await verify(match[1]!) : null;
     if (!auth) throw new UnauthenticatedError();

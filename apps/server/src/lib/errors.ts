@@ -119,3 +119,9 @@ export class IdempotencyKeyReusedError extends AppError {
     super(422, "IDEMPOTENCY_KEY_REUSED", "Idempotency key reused", "This Idempotency-Key was used with a different request.");
   }
 }
+
+export class ListenerInUseError extends AppError {
+  constructor() {
+    super(409, "LISTENER_IN_USE", "Listener in use", "Another stream of this webhook listener is connected.");
+  }
+}

@@ -4,7 +4,7 @@
 // The version byte lets a later format (or key rotation with a key id) coexist with rows
 // written today; GCM's tag makes any tampering or a wrong key fail loudly instead of
 // yielding garbage.
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { errorField } from "./narrow.js";
@@ -21,6 +21,8 @@ const HEADER_BYTES = 1 + IV_BYTES + TAG_BYTES;
 export interface SecretBox {
   seal(plaintext: string): Buffer;
   open(sealed: Buffer | Uint8Array): string;
+  /** 32 bytes derived from the key for `purpose` (HKDF-SHA256): stable for as long as the key is. */
+  derive(purpose: string): Buffer;
 }
 
 export function createSecretBox(key: Buffer): SecretBox {
@@ -31,6 +33,9 @@ export function createSecretBox(key: Buffer): SecretBox {
   const ownKey = Buffer.from(key);
 
   return {
+    derive(purpose) {
+      return Buffer.from(hkdfSync("sha256", ownKey, Buffer.alloc(0), `ars:${purpose}`, KEY_BYTES));
+    },
     seal(plaintext) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv("aes-256-gcm", ownKey, iv);

@@ -12,3 +12,13 @@ export function generateSigningSecret(): string {
 export function secretHint(secret: string): string {
   return `${SECRET_PREFIX}…${secret.slice(-4)}`;
 }
+
+/**
+ * A webhook listener's signing secret: derived from the encryption key, the org and the token
+ * that creates the listener, so every listener of one token signs with the same secret (a
+ * developer keeps it in the receiver's environment across runs, as with `stripe listen`), and no
+ * two tokens share one.
+ */
+export function listenerSigningSecret(derive: (purpose: string) => Buffer, orgId: string, tokenId: string): string {
+  return SECRET_PREFIX + derive(`webhook listener signing secret|${orgId}|${tokenId}`).toString("base64");
+}

@@ -5,6 +5,7 @@
 // with `isStored` instead of casting it.
 import type {
   AttemptTrigger,
+  AuditResult,
   AuditResultFilter,
   Authentication,
   CodingEvaluationStatus,
@@ -37,6 +38,7 @@ export const CODING_EVALUATION_STATUSES = all<CodingEvaluationStatus>()(["pendin
 export const EVENT_TYPES = all<EventType>()(["audit.completed"]);
 export const ENDPOINT_STATUSES = all<WebhookEndpointStatus>()(["enabled", "disabled"]);
 export const DISABLED_REASONS = all<Value<DisabledReason>>()(["manual", "gone", "failing"]);
+export const AUDIT_RESULTS = all<AuditResult>()(["passed", "failed"]);
 export const AUDIT_RESULT_FILTERS = all<AuditResultFilter>()(["all", "passed", "failed"]);
 export const PAYLOAD_FORMATS = all<PayloadFormat>()(["standard_v1"]);
 export const PAYLOAD_FIELDS = all<PayloadField>()(["data.documentId", "data.result", "responses", "responses.query", "responses.answer", "responses.context"]);
@@ -75,6 +77,7 @@ export const ENUMERATED_COLUMNS = {
   "webhook_endpoints.payload_responses_filter": { values: RESPONSES_FILTERS },
   "webhook_endpoints.auth_type": { values: AUTH_TYPES },
   "events.type": { values: EVENT_TYPES },
+  "events.result": { values: AUDIT_RESULTS },
   "webhook_deliveries.event_type": { values: EVENT_TYPES },
   "webhook_deliveries.status": { values: DELIVERY_STATUSES },
   "webhook_deliveries.last_error_code": { values: DELIVERY_ERROR_CODES, nullable: true },

@@ -1,4 +1,34 @@
-import type { PublishedEvent, PublishedEvents, PublishEventRequest, Recovery } from "@audit-review/api-types/internal";
+import type { Event, PublishedEvent, PublishedEvents, PublishEventRequest, Recovery } from "@audit-review/api-types/internal";
+import { AUDIT_RESULTS, EVENT_TYPES, stored } from "../lib/stored-values.js";
+import { iso } from "../lib/time.js";
+import type { StoredEvent } from "../lib/stored-json.js";
+
+/** An event as it was published (GET /v2/events), before any endpoint's payload settings. */
+export function presentEvent(e: StoredEvent): Event {
+  return {
+    id: e.id,
+    object: "event",
+    type: stored(EVENT_TYPES, e.type),
+    is_test: e.is_test,
+    data: {
+      audit_id: e.audit_id,
+      question_set_id: e.question_set_id,
+      document_id: e.document_id,
+      result: stored(AUDIT_RESULTS, e.result),
+      raw_result: e.raw_result,
+      responses: e.responses.map((r) => ({
+        question_id: r.question_id,
+        query: r.query,
+        answer: r.answer,
+        context: r.context,
+        passed: r.passed,
+        informational: r.informational,
+      })),
+    },
+    occurred_at: iso(e.occurred_at),
+    created_at: iso(e.created_at),
+  };
+}
 
 export function presentPublishedEvent(body: PublishEventRequest, out: { created: boolean; deliveriesCreated: number }): PublishedEvent {
   return {

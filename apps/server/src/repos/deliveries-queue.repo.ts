@@ -1,4 +1,4 @@
-// The delivery rows as a work queue (docs/delivery.md: "the delivery row is the queue"). Raw SQL,
+// The delivery rows as a work queue (docs/delivery.md#states: "the delivery row is the queue"). Raw SQL,
 // because what matters here is exactly what Prisma cannot say: FOR UPDATE SKIP LOCKED, leases
 // compared against the database clock, and conditional multi-table updates in one transaction.
 //
@@ -46,7 +46,7 @@ export type ClaimedDelivery = Pick<
   "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status" | "next_trigger"
 >;
 
-/** The attempt row written with an outcome (docs/delivery.md, States); absent when no attempt was made. */
+/** The attempt row written with an outcome (docs/delivery.md#states); absent when no attempt was made. */
 export type AttemptRecord = Pick<
   WebhookDeliveryAttempt,
   "id" | "trigger" | "url" | "started_at" | "duration_ms" | "response_body"
@@ -72,7 +72,7 @@ export type QueueEndpoint = Pick<
   | "legacy_signature"
 >;
 
-export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at">;
+export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at" | "is_test">;
 
 export interface ClaimRequest {
   /** a token unique to this claim; the outcome is recorded only while the row still carries it */
@@ -160,7 +160,8 @@ export interface Claim {
 // head (bench/NOTES.md, "The delivery engine after issue 12").
 //
 // 1. `queued`: the endpoints with any queued row, one index probe each (a loose index scan).
-// 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds).
+// 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds), and
+//    not a connected webhook listener.
 // 3. `heads`: of those, the `$5` whose earliest claimable row is oldest, so the rows locked below
 //    stay bounded by the batch however many endpoints have work.
 // 4. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
@@ -176,8 +177,8 @@ const DUE = (alias: string) => `
      AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8)
      AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
-const CLAIM = `
-WITH RECURSIVE queued(endpoint_id) AS (
+/** `queued`: the endpoints with any queued row, one index probe each (for WITH RECURSIVE; its last row is NULL). */
+export const QUEUED_ENDPOINTS = `queued(endpoint_id) AS (
   (SELECT endpoint_id FROM webhook_deliveries WHERE status IN ${LIVE} ORDER BY endpoint_id LIMIT 1)
   UNION ALL
   SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
@@ -185,11 +186,17 @@ WITH RECURSIVE queued(endpoint_id) AS (
            ORDER BY d.endpoint_id LIMIT 1)
     FROM queued q
    WHERE q.endpoint_id IS NOT NULL
-), open AS (
+)`;
+
+const CLAIM = `
+WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
   SELECT q.endpoint_id, $4 - COALESCE(b.held, 0) AS room
     FROM queued q
     LEFT JOIN unnest($2::uuid[], $3::int[]) AS b(endpoint_id, held) ON b.endpoint_id = q.endpoint_id
    WHERE q.endpoint_id IS NOT NULL AND NOT (q.endpoint_id = ANY($9::uuid[])) AND $4 - COALESCE(b.held, 0) > 0
+     -- a connected webhook listener's rows are claimed only by the process holding its stream
+     -- (repos/webhook-listeners.repo.ts); a disconnected one's are claimed here and fail to connect
+     AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l WHERE l.id = q.endpoint_id AND l.listener_connected_until > $8)
 ), heads AS (
   SELECT o.endpoint_id, o.room
     FROM open o
@@ -275,7 +282,7 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
 
 /**
  * A batch of outcomes in one statement: every delivery row still leased by its claim, the attempt
- * row of each (docs/delivery.md: same statement as the outcome), and the endpoints' failure streaks
+ * row of each (docs/delivery.md#states: same statement as the outcome), and the endpoints' failure streaks
  * ($2). A manual or test trigger is spent by the attempt it started; later ones follow the
  * schedule (a test delivery's attempts all stay tests).
  */
@@ -350,7 +357,7 @@ export interface Health {
 }
 
 /**
- * The endpoint-health rule (docs/delivery.md, States), its one owner: folds a batch's outcomes for one
+ * The endpoint-health rule (docs/delivery.md#states), its one owner: folds a batch's outcomes for one
  * endpoint, in the order they were decided, into the stored streak. A success ends the streak,
  * a failure starts one or continues it, and a failure while the streak is older than
  * `disableAfterMs` disables the endpoint as failing; a 410 disables it as gone.

@@ -1,19 +1,11 @@
 import type { Database } from "../db/client.js";
-import type { Event, Prisma, Question } from "../generated/prisma/client.js";
+import type { Prisma, Question } from "../generated/prisma/client.js";
+import type { Page, PageRequest } from "../lib/page.js";
+import type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
+import type { CountCache } from "./count-cache.js";
+import { keysetReader, type Condition } from "./keyset.js";
 
-/** What is stored of each answered question: enough to build any endpoint's payload later. */
-// A type alias, not an interface: Prisma's JSON input type needs the implicit index signature.
-export type StoredResponse = {
-  question_id: string;
-  query: string;
-  answer: string | null;
-  context: string | null;
-  passed: boolean | null;
-  informational: boolean;
-};
-
-/** An event row with its responses typed (the column is JSON). */
-export type StoredEvent = Omit<Event, "responses"> & { responses: StoredResponse[] };
+export type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 
 export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { responses: StoredResponse[] };
 
@@ -44,8 +36,8 @@ SELECT count(pg_advisory_xact_lock(${EVENT_ID_LOCK_CLASS}, h)) AS n
  */
 const PUBLISH = `
 WITH ev AS (
-  INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11
+  INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at, is_test)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12
    WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = $1)
   RETURNING id
 ), fan AS (
@@ -123,8 +115,41 @@ export interface Published {
   deliveryIds: string[];
 }
 
-export function eventsRepo(db: Database) {
+/** The Events API's filters (GET /v2/events). */
+export interface EventFilters {
+  type?: string | undefined;
+  auditId?: string | undefined;
+  createdAfter?: Date | undefined;
+  createdBefore?: Date | undefined;
+}
+
+/** Every column, in the model's order: a list row is the stored event. */
+const EVENT_LIST_COLUMNS = `t.id, t.org_id, t.type, t.audit_id, t.question_set_id, t.document_id, t.result, t.raw_result,
+  t.responses, t.occurred_at, t.created_at, t.is_test`;
+
+function eventConditions(f: EventFilters): Condition[] {
+  const c: Condition[] = [];
+  if (f.type !== undefined) c.push({ column: "type", op: "=", value: f.type });
+  if (f.auditId !== undefined) c.push({ column: "audit_id", op: "=", value: f.auditId });
+  if (f.createdAfter) c.push({ column: "created_at", op: ">", value: f.createdAfter });
+  if (f.createdBefore) c.push({ column: "created_at", op: "<", value: f.createdBefore });
+  return c;
+}
+
+export function eventsRepo(db: Database, counts: CountCache) {
+  const read = keysetReader<StoredEvent>(db, { table: "events", columns: EVENT_LIST_COLUMNS }, counts);
   return {
+    /** A page of the org's events, newest first (keyset on the events' list indexes). */
+    list(orgId: string, f: EventFilters, page: PageRequest): Promise<Page<StoredEvent>> {
+      return read(orgId, eventConditions(f), page);
+    },
+
+    /** One event of the org; null for an unknown id or another org's. */
+    async findById(orgId: string, id: string): Promise<StoredEvent | null> {
+      const [row] = await db.query<StoredEvent>(`SELECT ${EVENT_LIST_COLUMNS} FROM events t WHERE t.id = $1::uuid AND t.org_id = $2`, [id, orgId]);
+      return row ?? null;
+    },
+
     async publish(event: NewEvent, isTest = false, onlyEndpointId?: string): Promise<Published> {
       const rows = await db.transaction(async (tx) => {
         await tx.query(LOCK_EVENT_IDS, [[event.id]]);

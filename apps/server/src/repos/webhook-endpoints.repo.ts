@@ -4,6 +4,15 @@ import { listOrder, paginate, type PageRequest } from "./keyset.js";
 
 export type EndpointRow = WebhookEndpoint;
 
+/**
+ * The endpoints that count toward an org's limit: live ones, except webhook listeners whose
+ * stream is not connected (`listener_connected_until` is NULL for HTTPS endpoints). The one
+ * statement of that rule, for creates and listener connects alike.
+ */
+export function countsTowardLimit(now: Date): Prisma.WebhookEndpointWhereInput {
+  return { deleted_at: null, OR: [{ listener_connected_until: null }, { listener_connected_until: { gt: now } }] };
+}
+
 /** The queue's one failQueuedDeliveries, run inside this Prisma transaction. */
 function failQueued(tx: Prisma.TransactionClient, endpointId: string, cause: UnavailableCause, now: Date) {
   const runner: StatementRunner = { query: (sql, params = []) => tx.$queryRawUnsafe(sql, ...params) };
@@ -30,10 +39,10 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
      * Inserts unless the org already has `limit` live endpoints. The org row lock serialises
      * concurrent creates of one org, so the count cannot go stale between check and insert.
      */
-    createWithinLimit(data: Prisma.WebhookEndpointUncheckedCreateInput, limit: number): Promise<EndpointRow | null> {
+    createWithinLimit(data: Prisma.WebhookEndpointUncheckedCreateInput, limit: number, now = new Date()): Promise<EndpointRow | null> {
       return prisma.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT id FROM orgs WHERE id = ${data.org_id} FOR UPDATE`;
-        const live = await tx.webhookEndpoint.count({ where: { org_id: data.org_id, deleted_at: null } });
+        const live = await tx.webhookEndpoint.count({ where: { org_id: data.org_id, ...countsTowardLimit(now) } });
         if (live >= limit) return null;
         return tx.webhookEndpoint.create({ data });
       });

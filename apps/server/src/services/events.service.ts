@@ -1,8 +1,11 @@
 import type { PublishEventRequest, PublishEventsRequest } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../auth/context.js";
-import { EndpointDisabledError, ValidationError } from "../lib/errors.js";
+import { EndpointDisabledError, NotFoundError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
-import type { EventsRepo, NewEvent, QuestionFacts, StoredResponse } from "../repos/events.repo.js";
+import type { PageRequest } from "../lib/page.js";
+import type { EventFilters, EventsRepo, NewEvent, QuestionFacts, StoredResponse } from "../repos/events.repo.js";
+
+export type { EventFilters } from "../repos/events.repo.js";
 import type { WebhookEndpointsService } from "./webhook-endpoints.service.js";
 
 export interface EventsDeps {
@@ -68,6 +71,16 @@ export function eventsService({ events, endpoints, onQueued, now: clockNow }: Ev
   }
 
   return {
+    listEvents(auth: AuthContext, filters: EventFilters, page: PageRequest) {
+      return events.list(auth.orgId, filters, page);
+    },
+
+    async getEvent(auth: AuthContext, id: string) {
+      const row = await events.findById(auth.orgId, id);
+      if (!row) throw new NotFoundError("No event with this id exists in your org.");
+      return row;
+    },
+
     /** A batch: every event checked first (each problem named), then all stored in one statement. */
     async publishEvents(auth: AuthContext, body: PublishEventsRequest) {
       const issues: Issue[] = [];

@@ -11,6 +11,7 @@ import { tokensRepo } from "../repos/tokens.repo.js";
 import { webhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
 import { webhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
 import { webhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
+import { webhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 import { codingEvaluationsService } from "./coding-evaluations.service.js";
 import { eventsService } from "./events.service.js";
 import { idempotencyService } from "./idempotency.service.js";
@@ -18,6 +19,7 @@ import { questionSetsService } from "./question-sets.service.js";
 import { tokensService } from "./tokens.service.js";
 import { webhookDeliveriesService } from "./webhook-deliveries.service.js";
 import { webhookEndpointsService } from "./webhook-endpoints.service.js";
+import { webhookListenersService, type ListenerStreams } from "./webhook-listeners.service.js";
 
 export interface ServicesDeps {
   db: Database;
@@ -25,18 +27,23 @@ export interface ServicesDeps {
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
   onQueued: () => void;
+  /** the webhook listener streams this process holds (the delivery engine's listener hub) */
+  listenerStreams: ListenerStreams;
+  /** what a retry or recovery may still revive */
   retention: Retention;
-  /** the engine's clock (retention is judged on it) */
-  now: () => Date;
+  /** the engine's clock: listener leases, events' created_at and retention are judged on it */
+  now?: () => Date;
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued, retention, now }: ServicesDeps) {
+export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, retention, now = () => new Date() }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts);
+  const listeners = webhookListenersRepo(db);
   const webhookEndpoints = webhookEndpointsService({
     endpoints: webhookEndpointsRepo(db.prisma),
+    listeners,
     questionSets,
     secretBox,
     urlCheck,
@@ -50,6 +57,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
     questionSets: questionSetsService(questionSets),
     codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts)),
     webhookEndpoints,
+    webhookListeners: webhookListenersService({ listeners, streams: listenerStreams }),
     webhookDeliveries: webhookDeliveriesService({
       deliveries: webhookDeliveriesRepo(db, counts),
       attempts: webhookDeliveryAttemptsRepo(db.prisma),
@@ -58,7 +66,7 @@ export function createServices({ db, secretBox, urlCheck, rotationGraceMs, onQue
       now,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
-    events: eventsService({ events: eventsRepo(db), endpoints: webhookEndpoints, onQueued, now }),
+    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued, now }),
   };
 }
 

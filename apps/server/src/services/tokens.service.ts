@@ -3,7 +3,7 @@ import type { AuthContext } from "../auth/context.js";
 import { newId } from "../lib/ids.js";
 import type { TokensRepo } from "../repos/tokens.repo.js";
 
-export const PUBLIC_SCOPES = ["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write"] as const;
+export const PUBLIC_SCOPES = ["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write", "events:read"] as const;
 export const INTERNAL_SCOPES = ["internal:ingest", "internal:admin"] as const;
 export const ALL_SCOPES: readonly string[] = [...PUBLIC_SCOPES, ...INTERNAL_SCOPES];
 

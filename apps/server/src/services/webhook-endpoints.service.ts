@@ -1,6 +1,7 @@
 import type {
   AuthenticationInput,
   CreateWebhookEndpointRequest,
+  CreateWebhookListenerRequest,
   PayloadField,
   RecoverRequest,
   RotateSecretRequest,
@@ -15,13 +16,15 @@ import type { PageRequest } from "../lib/page.js";
 import type { Retention } from "../lib/retention.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import type { SecretBox } from "../lib/secret-box.js";
-import { generateSigningSecret, secretHint } from "../lib/signing-secrets.js";
+import { listenerIdOf, listenerUrl } from "../lib/listener-url.js";
+import { generateSigningSecret, listenerSigningSecret, secretHint } from "../lib/signing-secrets.js";
 import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
 import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
+import type { WebhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 
 export const ENDPOINT_LIMIT = 20;
-/** How far back a recovery may reach (docs/api-decisions.md, Webhook endpoints). */
+/** How far back a recovery may reach (docs/api-decisions.md#webhook-endpoints). */
 export const RECOVERY_WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
   "data.documentId",
@@ -42,16 +45,17 @@ const toBytes = (b: Buffer): Uint8Array<ArrayBuffer> => new Uint8Array(b);
 
 export interface WebhookEndpointsDeps {
   endpoints: WebhookEndpointsRepo;
+  listeners: WebhookListenersRepo;
   questionSets: QuestionSetsRepo;
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
+  /** the engine's time: whether a webhook listener is connected is a matter of its leases; retention runs on it too */
+  now?: () => Date;
   /** wakes the dispatchers when deliveries were queued */
   onQueued: () => void;
   /** what a recovery may still revive */
   retention: Retention;
-  /** the engine's clock, which retention runs on */
-  now: () => Date;
 }
 
 /** Splits receiver authentication into what may be shown (stored) and what is sealed (secrets). */
@@ -106,7 +110,7 @@ function payloadFields(fields: PayloadField[] | undefined): PayloadField[] {
 }
 
 export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
-  const { endpoints, questionSets, secretBox, urlCheck } = deps;
+  const { endpoints, questionSets, secretBox, urlCheck, now = () => new Date() } = deps;
 
   const notFound = () => new NotFoundError("No webhook endpoint with this id exists in your org.");
   const found = <T>(row: T | null | undefined): T => {
@@ -128,6 +132,42 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     return setIds;
   }
 
+  /** The row of a new endpoint: the create's fields with their defaults, validated. */
+  async function newEndpoint(
+    auth: AuthContext,
+    id: string,
+    url: string,
+    body: Omit<CreateWebhookEndpointRequest, "url">,
+    secret: string,
+  ): Promise<Prisma.WebhookEndpointUncheckedCreateInput & { created_at: Date }> {
+    const fields = payloadFields(body.payload?.fields);
+    const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
+    const receiver = await receiverAuth(body.authentication, urlCheck);
+    const now = new Date();
+    return {
+      id,
+      org_id: auth.orgId,
+      url,
+      description: body.description ?? null,
+      status: "enabled",
+      event_types: body.event_types ?? ["audit.completed"],
+      filter_question_set_ids: setIds,
+      filter_audit_results: body.filters?.audit_results ?? "all",
+      payload_format: body.payload?.format ?? "standard_v1",
+      payload_fields: fields,
+      payload_result_format: body.payload?.result_format ?? "normalized",
+      payload_responses_filter: body.payload?.responses_filter ?? "all",
+      payload_include_informational: body.payload?.include_informational_questions ?? false,
+      ...receiver.stored,
+      auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
+      secret_enc: toBytes(secretBox.seal(secret)),
+      secret_hint: secretHint(secret),
+      legacy_signature: body.signing?.legacy_signature ?? false,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
   return {
     listWebhookEndpoints(auth: AuthContext, status: WebhookEndpointStatus | undefined, page: PageRequest) {
       return endpoints.list(auth.orgId, status, page);
@@ -135,37 +175,24 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
 
     async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
       await checkUrl(body.url);
-      const fields = payloadFields(body.payload?.fields);
-      const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
-      const receiver = await receiverAuth(body.authentication, urlCheck);
-
       const secret = generateSigningSecret();
-      const now = new Date();
-      const data: Prisma.WebhookEndpointUncheckedCreateInput = {
-        id: newId(),
-        org_id: auth.orgId,
-        url: body.url,
-        description: body.description ?? null,
-        status: "enabled",
-        event_types: body.event_types ?? ["audit.completed"],
-        filter_question_set_ids: setIds,
-        filter_audit_results: body.filters?.audit_results ?? "all",
-        payload_format: body.payload?.format ?? "standard_v1",
-        payload_fields: fields,
-        payload_result_format: body.payload?.result_format ?? "normalized",
-        payload_responses_filter: body.payload?.responses_filter ?? "all",
-        payload_include_informational: body.payload?.include_informational_questions ?? false,
-        ...receiver.stored,
-        auth_secret_enc: receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null,
-        secret_enc: toBytes(secretBox.seal(secret)),
-        secret_hint: secretHint(secret),
-        legacy_signature: body.signing?.legacy_signature ?? false,
-        created_at: now,
-        updated_at: now,
-      };
-      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT);
+      const data = await newEndpoint(auth, newId(), body.url, body, secret);
+      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT, now());
       if (!row) throw new EndpointLimitReachedError(ENDPOINT_LIMIT);
       return { endpoint: row, secret };
+    },
+
+    /**
+     * A webhook listener: an endpoint with the create's fields and defaults, no receiver
+     * authentication, a `listener:` URL and its token's signing secret. Created disconnected, so
+     * it counts toward the limit only once a stream connects it.
+     */
+    async createWebhookListener(auth: AuthContext, body: CreateWebhookListenerRequest | undefined) {
+      const id = newId();
+      const secret = listenerSigningSecret(secretBox.derive, auth.orgId, auth.tokenId);
+      const data = await newEndpoint(auth, id, listenerUrl(id), body ?? {}, secret);
+      const endpoint = await deps.listeners.create({ ...data, listener_connected_until: now() });
+      return { endpoint, secret };
     },
 
     getWebhookEndpoint: findOrThrow,
@@ -175,7 +202,15 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
      * rejected update leaves the endpoint as it was.
      */
     async updateWebhookEndpoint(auth: AuthContext, id: string, body: WebhookEndpointUpdate) {
-      await findOrThrow(auth, id);
+      const current = await findOrThrow(auth, id);
+      // a listener's deliveries go down its stream: it has no URL to move, and no receiver to authenticate to
+      if (listenerIdOf(current.url) !== null && (body.url !== undefined || body.authentication !== undefined)) {
+        const message = "cannot be set on a webhook listener";
+        throw ValidationError.many("body", [
+          ...(body.url !== undefined ? [{ name: "url", message }] : []),
+          ...(body.authentication !== undefined ? [{ name: "authentication", message }] : []),
+        ]);
+      }
       const data: Prisma.WebhookEndpointUpdateManyMutationInput = {};
       if (body.url !== undefined) {
         await checkUrl(body.url);
@@ -216,16 +251,16 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     },
 
     async recoverWebhookDeliveries(auth: AuthContext, id: string, body: RecoverRequest): Promise<number> {
-      const now = deps.now().getTime();
+      const nowMs = now().getTime();
       const since = new Date(body.since);
-      const until = body.until !== undefined ? new Date(body.until) : new Date(now);
+      const until = body.until !== undefined ? new Date(body.until) : new Date(nowMs);
       const issues = [];
-      if (since.getTime() < now - RECOVERY_WINDOW_MS) issues.push({ name: "since", message: "must be at most 14 days back" });
+      if (since.getTime() < nowMs - RECOVERY_WINDOW_MS) issues.push({ name: "since", message: "must be at most 14 days back" });
       if (until.getTime() <= since.getTime()) issues.push({ name: "until", message: "must be after since" });
       if (issues.length) throw ValidationError.many("body", issues);
       const endpoint = await findOrThrow(auth, id);
       if (endpoint.status !== "enabled") throw new EndpointDisabledError();
-      const revivableFrom = deps.retention.earliestRevivable(new Date(now));
+      const revivableFrom = deps.retention.earliestRevivable(new Date(nowMs));
       if (since < revivableFrom) {
         throw new DeliveryExpiringError(
           `since reaches deliveries that retention (${deps.retention.days} days) removes within 24 hours; the earliest since accepted now is ${revivableFrom.toISOString()}.`,

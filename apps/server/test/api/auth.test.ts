@@ -70,6 +70,18 @@ const OPERATIONS: Operation[] = [
   { operationId: "getWebhookDelivery", method: "GET", path: "/v2/webhook_deliveries/{id}", scope: "webhooks:read", okStatus: 404 },
   { operationId: "listWebhookDeliveryAttempts", method: "GET", path: "/v2/webhook_deliveries/{id}/attempts", scope: "webhooks:read", okStatus: 404 },
   { operationId: "retryWebhookDelivery", method: "POST", path: "/v2/webhook_deliveries/{id}/retry", scope: "webhooks:write", okStatus: 404 },
+  { operationId: "listEvents", method: "GET", path: "/v2/events", scope: "events:read", okStatus: 200 },
+  { operationId: "createWebhookListener", method: "POST", path: "/v2/webhook_listeners", scope: "webhooks:write", body: () => ({}), okStatus: 201 },
+  { operationId: "streamWebhookListener", method: "GET", path: "/v2/webhook_listeners/{id}/stream", scope: "webhooks:write", okStatus: 404 },
+  {
+    operationId: "answerWebhookListenerRequest",
+    method: "POST",
+    path: "/v2/webhook_listeners/{id}/answers",
+    scope: "webhooks:write",
+    body: () => ({ request_id: randomUUID(), status: 200, duration_ms: 1 }),
+    okStatus: 404,
+  },
+  { operationId: "getEvent", method: "GET", path: "/v2/events/{id}", scope: "events:read", okStatus: 404 },
 ];
 
 function send(op: Operation, headers: Record<string, string>, id = randomUUID()) {

@@ -83,7 +83,7 @@ describe("the ars CLI while serve holds the embedded database (admin socket)", (
     expect(minted.stderr).toContain("shown only once");
 
     const byDefault = JSON.parse((await cli(["tokens", "create", "--org", org, "--json"], env)).stdout) as { scopes: string[]; token: string };
-    expect(byDefault.scopes).toEqual(["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write"]);
+    expect(byDefault.scopes).toEqual(["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write", "events:read"]);
     expect((await h.raw("/v2/webhook_endpoints", { token: byDefault.token })).status).toBe(200);
 
     const listed = await cli(["tokens", "list", "--org", org], env);

@@ -8,17 +8,7 @@ import type { SqlExecutor } from "../../src/db/client.js";
 import { claimStatement, type ClaimRequest } from "../../src/repos/deliveries-queue.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 import { indexParents, partitionDays, tableOf } from "../harness/partitions.js";
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Actual Rows"?: number;
-  "Actual Loops"?: number;
-  "Rows Removed by Filter"?: number;
-  "Rows Removed by Index Recheck"?: number;
-  Plans?: PlanNode[];
-}
+import { nodes as planNodes, rowsRead, type PlanNode } from "../harness/plans.js";
 
 let parentOf: (index: string | undefined) => string | undefined = (index) => index;
 
@@ -26,13 +16,12 @@ let parentOf: (index: string | undefined) => string | undefined = (index) => ind
  * Every node, its relation and index named as the partitioned table's (a day partition reads as
  * its table); a bitmap heap scan is named by the index its bitmap came from.
  */
-const nodes = (plan: PlanNode): PlanNode[] => {
-  const bitmap = plan["Node Type"] === "Bitmap Heap Scan" ? plan.Plans?.[0]?.["Index Name"] : undefined;
-  return [
-    { ...plan, "Relation Name": tableOf(plan["Relation Name"]), "Index Name": parentOf(plan["Index Name"] ?? bitmap) },
-    ...(plan.Plans ?? []).flatMap(nodes),
-  ];
-};
+const nodes = (plan: PlanNode): PlanNode[] =>
+  planNodes(plan).map((n) => ({
+    ...n,
+    "Relation Name": tableOf(n["Relation Name"]),
+    "Index Name": parentOf(n["Index Name"] ?? (n["Node Type"] === "Bitmap Heap Scan" ? n.Plans?.[0]?.["Index Name"] : undefined)),
+  }));
 
 /** Key lookups (by id and day): the claim's update and its events, one probe per partition a row is in. */
 const KEY_INDEXES = new Set(["webhook_deliveries_pkey", "events_pkey"]);
@@ -86,11 +75,8 @@ async function explainClaim(db: TestDatabase["db"], r: Partial<ClaimRequest>): P
 }
 
 /** Delivery rows the claim read (returned or filtered out) from every scan of webhook_deliveries but the primary-key lookups. */
-function deliveryRowsRead(plan: PlanNode[]): number {
-  return plan
-    .filter((n) => n["Relation Name"] === "webhook_deliveries" && n["Index Name"] !== "webhook_deliveries_pkey" && n["Node Type"] !== "Bitmap Index Scan")
-    .reduce((sum, n) => sum + ((n["Actual Rows"] ?? 0) + (n["Rows Removed by Filter"] ?? 0) + (n["Rows Removed by Index Recheck"] ?? 0)) * (n["Actual Loops"] ?? 1), 0);
-}
+const deliveryRowsRead = (plan: PlanNode[]) =>
+  rowsRead(plan, (n) => n["Relation Name"] === "webhook_deliveries" && n["Index Name"] !== "webhook_deliveries_pkey" && n["Node Type"] !== "Bitmap Index Scan");
 
 let t: TestDatabase | undefined;
 

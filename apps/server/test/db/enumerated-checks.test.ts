@@ -36,6 +36,7 @@ const CONTRACT: Record<keyof typeof ENUMERATED_COLUMNS, () => readonly string[]>
   "webhook_endpoints.payload_responses_filter": () => enumOf("ResponsesFilter"),
   "webhook_endpoints.auth_type": () => discriminators("Authentication"),
   "events.type": () => enumOf("EventType"),
+  "events.result": () => enumOf("AuditResult"),
   "webhook_deliveries.event_type": () => enumOf("EventType"),
   "webhook_deliveries.status": () => enumOf("WebhookDeliveryStatus"),
   "webhook_deliveries.last_error_code": () => enumOf("DeliveryErrorCode"),

@@ -105,6 +105,11 @@ const cases: ListCase[] = [
   { list: "webhook deliveries by status", table: "webhook_deliveries", filter: "status = $2", params: ["failed"], index: "webhook_deliveries_org_id_status_created_at_id_idx" },
   { list: "webhook deliveries by event_type", table: "webhook_deliveries", filter: "event_type = $2", params: ["audit.completed"], index: "webhook_deliveries_org_id_event_type_created_at_id_idx" },
   { list: "webhook deliveries by audit_id", table: "webhook_deliveries", filter: "audit_id = $2", params: [AUDIT], index: "webhook_deliveries_org_id_audit_id_created_at_id_idx" },
+  { list: "events", table: "events", filter: "", params: [], index: "events_org_id_created_at_id_idx" },
+  { list: "events by type", table: "events", filter: "type = $2", params: ["audit.completed"], index: "events_org_id_type_created_at_id_idx" },
+  { list: "events by audit_id", table: "events", filter: "audit_id = $2", params: [AUDIT], index: "events_org_id_audit_id_created_at_id_idx" },
+  { list: "events created in a range", table: "events", filter: "created_at > $2 AND created_at < $3", params: [new Date("2020-01-01T00:00:00Z"), new Date("2099-01-01T00:00:00Z")], index: "events_org_id_created_at_id_idx" },
+  { list: "events by type created in a range", table: "events", filter: "type = $2 AND created_at > $3", params: ["audit.completed", new Date("2020-01-01T00:00:00Z")], index: "events_org_id_type_created_at_id_idx" },
 ];
 
 type Page = "first page" | "starting_after" | "ending_before";
@@ -198,6 +203,8 @@ describe.skipIf(!onPostgres)("keyset list plans (PostgreSQL only: skipped unless
     { list: "coding evaluations by status", table: "coding_evaluations", conditions: [{ column: "status", op: "=", value: "completed" }], index: "coding_evaluations_org_id_status_created_at_id_idx" },
     { list: "question sets", table: "question_sets", conditions: [{ column: "is_deleted", op: "=", value: false }], index: "question_sets_org_id_is_deleted_created_at_id_idx" },
     { list: "webhook deliveries", table: "webhook_deliveries", conditions: [], index: "webhook_deliveries_org_id_created_at_id_idx" },
+    { list: "events", table: "events", conditions: [], index: "events_org_id_created_at_id_idx" },
+    { list: "events by audit_id", table: "events", conditions: [{ column: "audit_id", op: "=", value: AUDIT }], index: "events_org_id_audit_id_created_at_id_idx" },
   ];
   for (const c of productCases) {
     for (const walk of ["older", "newer"] as Walk[]) {

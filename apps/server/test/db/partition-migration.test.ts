@@ -121,7 +121,7 @@ describe("migrating to day partitions with data in the tables", () => {
     const run = await housekeeper.runOnce();
     expect(run.skipped).toBe(false);
     const tomorrow = new Date(dayStart(now).getTime() + DAY_MS + 3_600_000);
-    const events = eventsRepo(t.db);
+    const events = eventsRepo(t.db, createCountCache());
     const [oldEvent] = rowsBefore.events as Array<{ id: string; audit_id: string; question_set_id: string }>;
     const base = { org_id: ORG, type: "audit.completed", result: "passed", responses: [], occurred_at: tomorrow, created_at: tomorrow };
     const resent = await events.publish({ ...base, id: oldEvent!.id, audit_id: oldEvent!.audit_id, question_set_id: oldEvent!.question_set_id });

@@ -7,14 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DeliveryConfig } from "../../src/config.js";
-import { createLogger } from "../../src/lib/logger.js";
-import { staticResolver } from "../../src/net/resolver.js";
 import { startWorker, type RunningWorker } from "../../src/worker.js";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
-import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, publish, useDeliveryServer, type DeliveryHarness } from "./support.js";
+import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, publish, useDeliveryServer, workerOptions, type DeliveryHarness } from "./support.js";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const MAIN = resolve(import.meta.dirname, "../../src/main.ts");
@@ -68,16 +65,7 @@ async function spawnWorker(h: DeliveryHarness, delivery: Record<string, string>)
 
 /** A dispatcher in this process, with its own database pool, as a second (or recovering) worker. */
 async function inProcessWorker(h: DeliveryHarness, delivery: Partial<DeliveryConfig>) {
-  const config = h.server.server.deps.config;
-  const worker = await startWorker({
-    databaseUrl: config.databaseUrl,
-    encryptionKey: config.encryptionKey,
-    resolver: staticResolver({ [RECEIVER_HOST]: ["127.0.0.1"] }),
-    allowCidrs: ["127.0.0.1/32"],
-    extraCa: h.ca.cert,
-    delivery: { jitter: 0, pollIntervalMs: 50, ...delivery },
-    logger: createLogger({ level: "warn", destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
-  });
+  const worker = await startWorker(workerOptions(h, delivery));
   workers.push(worker);
   return { worker };
 }

@@ -17,6 +17,9 @@ import type { DeliveryConfig } from "../../src/config.js";
 import { adjustableClock, type AdjustableClock } from "../../src/delivery/clock.js";
 import { staticResolver, type Resolver } from "../../src/net/resolver.js";
 import type { StartServerOptions } from "../../src/server.js";
+import { Writable } from "node:stream";
+import { createLogger } from "../../src/lib/logger.js";
+import type { StartWorkerOptions } from "../../src/worker.js";
 import { createEndpoint, credentials, ingestQuestionSet, publishEvent, useApiServer, type EventOverrides } from "../harness/factories.js";
 import type { Api, TestServer } from "../harness/server.js";
 
@@ -77,6 +80,20 @@ export async function useDeliveryServer(delivery: Partial<DeliveryConfig>, opts:
       receivers.push(r);
       return r;
     },
+  };
+}
+
+/** Options of a worker in this process sharing the harness server's PostgreSQL, its receivers' CA and names. */
+export function workerOptions(h: DeliveryHarness, delivery: Partial<DeliveryConfig>): StartWorkerOptions {
+  const config = h.server.server.deps.config;
+  return {
+    databaseUrl: config.databaseUrl,
+    encryptionKey: config.encryptionKey,
+    resolver: staticResolver({ [RECEIVER_HOST]: ["127.0.0.1"] }),
+    allowCidrs: ["127.0.0.1/32"],
+    extraCa: h.ca.cert,
+    delivery: { jitter: 0, pollIntervalMs: 50, ...delivery },
+    logger: createLogger({ level: "warn", destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
   };
 }
 

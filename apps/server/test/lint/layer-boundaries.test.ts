@@ -38,6 +38,10 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["housekeeping/x.ts", 'import { x } from "../services/index.js";', "housekeeping reaching into use cases"],
     ["housekeeping/x.ts", 'import { Prisma } from "../generated/prisma/client.js";', "housekeeping using Prisma at run time"],
     ["services/x.service.ts", 'import { x } from "../housekeeping/housekeeper.js";', "a service starting housekeeping"],
+    ["delivery/x.ts", 'import { x } from "../metrics/delivery.js";', "the engine importing the metrics it reports to"],
+    ["repos/x.repo.ts", 'import { x } from "../metrics/registry.js";', "a repository importing metrics"],
+    ["metrics/x.ts", 'import { x } from "../http/request-metrics.js";', "metrics importing HTTP"],
+    ["metrics/x.ts", 'import { x } from "../services/index.js";', "metrics importing services"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
@@ -54,6 +58,8 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["routes/x.routes.ts", 'import { x } from "../presenters/x.presenter.js";'],
     ["housekeeping/x.ts", 'import { x } from "../repos/partitions.repo.js";'],
     ["housekeeping/x.ts", 'import { every } from "../delivery/clock.js";'],
+    ["metrics/x.ts", 'import { x } from "../repos/queue-stats.repo.js";'],
+    ["http/x.ts", 'import type { x } from "../metrics/http-requests.js";'],
   ])("allows %s: %s", async (file, code) => {
     expect(await refused(file, code)).toBe(false);
   });

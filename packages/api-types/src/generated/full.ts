@@ -130,6 +130,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Lists the events published to your org, newest first (`created_at` is when the service
+         *     received the event), whether or not any endpoint received them, so a receiver that missed
+         *     deliveries (or answered `2xx` and then lost the work) can reconcile by polling, and a
+         *     receiver can poll instead of receiving. Each event is what receivers are sent, before any
+         *     endpoint's payload settings reduce it. Test events, sent by *Send a test event*, are
+         *     listed too, with `is_test: true`.
+         *
+         *     Events are kept as long as the service's retention keeps them; an event removed by
+         *     retention is no longer listed, and its id is no longer a valid cursor.
+         *
+         *     Required scope: `events:read`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of an event of your org (the `webhook-id` its deliveries carried). */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of your org: the id receivers got as `webhook-id`. Another org's event, or one
+         *     removed by retention, answers `404 NOT_FOUND`.
+         *
+         *     Required scope: `events:read`.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/internal/coding_evaluations": {
         parameters: {
             query?: never;
@@ -615,6 +671,116 @@ export interface paths {
          *     Required scope: `webhooks:write`.
          */
         post: operations["sendTestWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a webhook listener
+         * @description Registers a **listener**: a webhook endpoint that receives its deliveries through a stream
+         *     your process opens (*Stream a webhook listener's deliveries*) instead of HTTPS, so you can
+         *     develop a receiver on your own machine without a public host. `ars-listen` from
+         *     `@audit-review/client` does this for you and forwards each delivery to a local URL.
+         *
+         *     The listener is a webhook endpoint (`url` is `listener:` followed by its id): it gets the
+         *     deliveries of every event its filters match, signed and shaped exactly as for an HTTPS
+         *     endpoint, with the same retries and attempt records, and it is listed, read, updated and
+         *     deleted like any endpoint. The fields and defaults are those of *Create a webhook
+         *     endpoint*, without `url` and `authentication`. The server never opens a connection for a
+         *     listener.
+         *
+         *     The signing secret is returned once, in `secret`. It is the same for every listener
+         *     created with the same token, so a receiver can keep it across runs.
+         *
+         *     A listener counts toward the 20 live endpoints of your org only while its stream is
+         *     connected. When no stream has been connected for the grace period (60 seconds by default),
+         *     it is deleted: its queued deliveries fail (`endpoint_deleted`) and it gets no new ones.
+         *     While it is disconnected, its due deliveries are attempted and fail with
+         *     `connection_error`, then retried on the usual schedule.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["createWebhookListener"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_listeners/{listener_id}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a webhook listener's request
+         * @description Reports what the local receiver answered to one `delivery` of the listener's stream (its
+         *     `request_id`): the HTTP `status` and `body`, or the `error` when the receiver could not be
+         *     reached or did not answer. The attempt is recorded from it like an HTTPS attempt (`2xx`
+         *     succeeds; anything else is retried on the schedule) and shows in the delivery's attempts.
+         *     An answer for a request that is no longer awaited (answered already, or past its 15
+         *     seconds) changes nothing.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["answerWebhookListenerRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook_listeners/{listener_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream a webhook listener's deliveries
+         * @description Connects the listener: a long-lived `text/event-stream` (Server-Sent Events) response that
+         *     carries the listener's deliveries. One stream per listener at a time; reconnecting (after a
+         *     dropped connection) resumes the same listener, as long as it has not been deleted.
+         *
+         *     * `event: ready` comes first: `{"listener_id": "…"}`.
+         *     * `event: delivery` is one attempt of a delivery: `{"request_id": "…", "headers": {…},
+         *       "body": "…"}`. `headers` are exactly those an HTTPS receiver gets (`webhook-id`,
+         *       `webhook-timestamp`, `webhook-signature`, `content-type`, …) and `body` is the exact
+         *       signed body. Post the receiver's answer with *Answer a webhook listener's request*
+         *       within 15 seconds, or the attempt is recorded as a `timeout`.
+         *     * A comment line (`: keep-alive`) is sent every 15 seconds.
+         *
+         *     Connecting a listener while 20 other endpoints of your org are live (connected listeners
+         *     included) answers `409 ENDPOINT_LIMIT_REACHED`; a listener whose stream is already
+         *     connected answers `409 LISTENER_IN_USE`.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        get: operations["streamWebhookListener"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1117,6 +1283,28 @@ export interface components {
             url: string;
         };
         /**
+         * @description What the listener receives and how its payload is shaped; every field is optional, with the defaults of *Create a webhook endpoint*.
+         * @example {
+         *       "description": "ars-listen on my laptop",
+         *       "filters": {
+         *         "audit_results": "failed"
+         *       }
+         *     }
+         */
+        CreateWebhookListenerRequest: {
+            /** @example ars-listen on my laptop */
+            description?: string | null;
+            /**
+             * @example [
+             *       "audit.completed"
+             *     ]
+             */
+            event_types?: components["schemas"]["EventType"][];
+            filters?: components["schemas"]["WebhookEndpointFiltersInput"];
+            payload?: components["schemas"]["WebhookEndpointPayloadInput"];
+            signing?: components["schemas"]["WebhookEndpointSigningInput"];
+        };
+        /**
          * @description The last failure of a delivery; null while no attempt has failed, and after a success.
          * @example {
          *       "code": "unexpected_status",
@@ -1291,7 +1479,177 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        /**
+         * @description An event as it was published: the audit it is about, its result and every answered
+         *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
+         *     received it, `occurred_at` when the audit completed.
+         * @example {
+         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *       "object": "event",
+         *       "type": "audit.completed",
+         *       "is_test": false,
+         *       "data": {
+         *         "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *         "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *         "document_id": "doc-8841",
+         *         "result": "failed",
+         *         "raw_result": "FAIL (72.5%)",
+         *         "responses": [
+         *           {
+         *             "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *             "query": "Is the patient's chief complaint documented?",
+         *             "answer": "No",
+         *             "context": "HPI section is empty.",
+         *             "passed": false,
+         *             "informational": false
+         *           }
+         *         ]
+         *       },
+         *       "occurred_at": "2026-11-21T09:29:58.000Z",
+         *       "created_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        Event: {
+            created_at: components["schemas"]["Timestamp"];
+            data: components["schemas"]["EventData"];
+            /**
+             * Format: uuid
+             * @description The event id; receivers got it as `webhook-id`.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
+             */
+            id: string;
+            /**
+             * @description True for a sample event sent by *Send a test event* (its ids are made up).
+             * @example false
+             */
+            is_test: boolean;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            occurred_at: components["schemas"]["Timestamp"];
+            type: components["schemas"]["EventType"];
+        };
+        /**
+         * @description What the event says about its audit.
+         * @example {
+         *       "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *       "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *       "document_id": "doc-8841",
+         *       "result": "failed",
+         *       "raw_result": "FAIL (72.5%)",
+         *       "responses": []
+         *     }
+         */
+        EventData: {
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60
+             */
+            audit_id: string;
+            /** @example doc-8841 */
+            document_id: string | null;
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61
+             */
+            question_set_id: string;
+            /**
+             * @description The scoring engine's own result string, when the publisher gave one.
+             * @example FAIL (72.5%)
+             */
+            raw_result: string | null;
+            responses: components["schemas"]["EventResponse"][];
+            result: components["schemas"]["AuditResult"];
+        };
+        /**
+         * @description A page of events.
+         * @example {
+         *       "object": "list",
+         *       "data": [
+         *         {
+         *           "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *           "object": "event",
+         *           "type": "audit.completed",
+         *           "is_test": false,
+         *           "data": {
+         *             "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *             "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *             "document_id": "doc-8841",
+         *             "result": "failed",
+         *             "raw_result": "FAIL (72.5%)",
+         *             "responses": [
+         *               {
+         *                 "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *                 "query": "Is the patient's chief complaint documented?",
+         *                 "answer": "No",
+         *                 "context": "HPI section is empty.",
+         *                 "passed": false,
+         *                 "informational": false
+         *               }
+         *             ]
+         *           },
+         *           "occurred_at": "2026-11-21T09:29:58.000Z",
+         *           "created_at": "2026-11-21T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "has_more": false
+         *     }
+         */
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /**
+             * @description Whether more items exist in the direction of travel.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @example list
+             * @enum {string}
+             */
+            object: "list";
+            /**
+             * @description Only with `include_total=true`; the exact count of items matching the filters, at most 10 seconds old on large lists.
+             * @example 1
+             */
+            total_count?: number;
+        };
+        /**
+         * @description One answered question, with the question's text as it was when the event was published.
+         * @example {
+         *       "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *       "query": "Is the patient's chief complaint documented?",
+         *       "answer": "No",
+         *       "context": "HPI section is empty.",
+         *       "passed": false,
+         *       "informational": false
+         *     }
+         */
+        EventResponse: {
+            /** @example No */
+            answer: string | null;
+            /** @example HPI section is empty. */
+            context: string | null;
+            /**
+             * @description True for an informational question (left out of payloads unless an endpoint asks for them).
+             * @example false
+             */
+            informational: boolean;
+            /**
+             * @description Whether the answer passed; null when the question is not scored.
+             * @example false
+             */
+            passed: boolean | null;
+            /** @example Is the patient's chief complaint documented? */
+            query: string;
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71
+             */
+            question_id: string;
+        };
         /**
          * @description An event type an endpoint can subscribe to.
          * @example audit.completed
@@ -2782,6 +3140,54 @@ export interface components {
              */
             url?: string;
         };
+        /**
+         * @description What the local receiver answered to one request of the stream; exactly one of `status` and `error`.
+         * @example {
+         *       "request_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fc0",
+         *       "status": 200,
+         *       "body": "ok",
+         *       "duration_ms": 12
+         *     }
+         */
+        WebhookListenerAnswer: {
+            /**
+             * @description The receiver's answer (its first 1 KiB is kept with the attempt).
+             * @example ok
+             */
+            body?: string;
+            /**
+             * @description How long the receiver took, in milliseconds.
+             * @example 12
+             */
+            duration_ms: number;
+            /**
+             * @description Why no answer arrived.
+             * @example {
+             *       "code": "connection_error",
+             *       "message": "connect ECONNREFUSED 127.0.0.1:4242"
+             *     }
+             */
+            error?: {
+                /**
+                 * @example connection_error
+                 * @enum {string}
+                 */
+                code: "connection_error" | "timeout";
+                /** @example connect ECONNREFUSED 127.0.0.1:4242 */
+                message: string;
+            };
+            /**
+             * Format: uuid
+             * @description The `request_id` of the stream's `delivery` event.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5fc0
+             */
+            request_id: string;
+            /**
+             * @description The HTTP status the receiver answered.
+             * @example 200
+             */
+            status?: number;
+        };
     };
     responses: {
         /** @description The body is not valid JSON or does not match the schema (`VALIDATION_ERROR`). */
@@ -2954,6 +3360,16 @@ export interface components {
         };
         /** @description A query parameter is invalid (`VALIDATION_ERROR`) or a cursor is not an item of this list (`INVALID_CURSOR`). */
         ListBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The org already has 20 live endpoints (`ENDPOINT_LIMIT_REACHED`), or the listener's stream is already connected (`LISTENER_IN_USE`). */
+        ListenerConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -3136,6 +3552,8 @@ export interface components {
         EndingBefore: string;
         /** @description The id of a webhook endpoint of your org. */
         EndpointId: string;
+        /** @description The id of an event of your org (the `webhook-id` its deliveries carried). */
+        EventId: string;
         /**
          * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
          *     A repeat with the same key and body replays the first response with
@@ -3150,6 +3568,8 @@ export interface components {
         IncludeTotal: components["schemas"]["BooleanString"];
         /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
         Limit: number;
+        /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+        ListenerId: string;
         /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
         StartingAfter: string;
     };
@@ -3188,6 +3608,7 @@ export type CodingEvaluationList = components['schemas']['CodingEvaluationList']
 export type CodingEvaluationStatus = components['schemas']['CodingEvaluationStatus'];
 export type CreatedWebhookEndpoint = components['schemas']['CreatedWebhookEndpoint'];
 export type CreateWebhookEndpointRequest = components['schemas']['CreateWebhookEndpointRequest'];
+export type CreateWebhookListenerRequest = components['schemas']['CreateWebhookListenerRequest'];
 export type DeliveryError = components['schemas']['DeliveryError'];
 export type DeliveryErrorCode = components['schemas']['DeliveryErrorCode'];
 export type DisabledReason = components['schemas']['DisabledReason'];
@@ -3195,6 +3616,10 @@ export type EmEvaluation = components['schemas']['EmEvaluation'];
 export type EmFinding = components['schemas']['EmFinding'];
 export type EmLevel = components['schemas']['EmLevel'];
 export type ErrorCode = components['schemas']['ErrorCode'];
+export type Event = components['schemas']['Event'];
+export type EventData = components['schemas']['EventData'];
+export type EventList = components['schemas']['EventList'];
+export type EventResponse = components['schemas']['EventResponse'];
 export type EventType = components['schemas']['EventType'];
 export type IcdCode = components['schemas']['IcdCode'];
 export type IcdCriterion = components['schemas']['IcdCriterion'];
@@ -3245,6 +3670,7 @@ export type WebhookEndpointSigning = components['schemas']['WebhookEndpointSigni
 export type WebhookEndpointSigningInput = components['schemas']['WebhookEndpointSigningInput'];
 export type WebhookEndpointStatus = components['schemas']['WebhookEndpointStatus'];
 export type WebhookEndpointUpdate = components['schemas']['WebhookEndpointUpdate'];
+export type WebhookListenerAnswer = components['schemas']['WebhookListenerAnswer'];
 export type ResponseBodyBadRequest = components['responses']['BodyBadRequest'];
 export type ResponseCreateEndpointBadRequest = components['responses']['CreateEndpointBadRequest'];
 export type ResponseCreateEndpointConflict = components['responses']['CreateEndpointConflict'];
@@ -3256,6 +3682,7 @@ export type ResponseIdempotencyKeyReused = components['responses']['IdempotencyK
 export type ResponseInsufficientScope = components['responses']['InsufficientScope'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseListBadRequest = components['responses']['ListBadRequest'];
+export type ResponseListenerConflict = components['responses']['ListenerConflict'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponsePathBadRequest = components['responses']['PathBadRequest'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
@@ -3267,10 +3694,12 @@ export type ResponseUnsupportedMediaType = components['responses']['UnsupportedM
 export type ParameterDeliveryId = components['parameters']['DeliveryId'];
 export type ParameterEndingBefore = components['parameters']['EndingBefore'];
 export type ParameterEndpointId = components['parameters']['EndpointId'];
+export type ParameterEventId = components['parameters']['EventId'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type ParameterIds = components['parameters']['Ids'];
 export type ParameterIncludeTotal = components['parameters']['IncludeTotal'];
 export type ParameterLimit = components['parameters']['Limit'];
+export type ParameterListenerId = components['parameters']['ListenerId'];
 export type ParameterStartingAfter = components['parameters']['StartingAfter'];
 export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLocation = components['headers']['Location'];
@@ -3475,6 +3904,81 @@ export interface operations {
             400: components["responses"]["ListBadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events about this audit. */
+                audit_id?: string;
+                /** @description Only events received strictly after this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
+                created_after?: string;
+                /** @description Only events received strictly before this instant (RFC 3339 date-time with offset). Reserved characters may be sent as they are, so a raw `+` is the plus sign of an offset (`+01:00`) and `%2B` means the same; a space must be sent as `%20`. */
+                created_before?: string;
+                /** @description The id of an item of this list; returns the items immediately before it (newer), still newest first. Not with `starting_after`. */
+                ending_before?: components["parameters"]["EndingBefore"];
+                /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
+                include_total?: components["parameters"]["IncludeTotal"];
+                /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
+                limit?: components["parameters"]["Limit"];
+                /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /** @description Only events of this type. */
+                type?: components["schemas"]["EventType"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["ListBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of an event of your org (the `webhook-id` its deliveries carried). */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4271,6 +4775,131 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["EndpointConflict"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhookListener: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookListenerRequest"];
+            };
+        };
+        responses: {
+            /** @description The listener (a webhook endpoint) with its signing secret, shown only here. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    answerWebhookListenerRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookListenerAnswer"];
+            };
+        };
+        responses: {
+            /** @description The answer is taken. */
+            204: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamWebhookListener: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook listener of your org (the id of its webhook endpoint). */
+                listener_id: components["parameters"]["ListenerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of the listener's deliveries, until either side closes it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["PathBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ListenerConflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

@@ -1,0 +1,37 @@
+// One registry per process, built by the composition root and handed to whatever records into it
+// (the HTTP middleware, the engine's observer, the scrape-time database gauges). Nothing here is a
+// module-level global: two servers in one process (tests) each have their own.
+import { collectDefaultMetrics, Registry } from "prom-client";
+import type { Database } from "../db/client.js";
+import type { Clock } from "../delivery/clock.js";
+import type { DeliveryObserver } from "../delivery/observer.js";
+import type { Logger } from "../lib/logger.js";
+import { databaseGauges } from "./database.js";
+import { deliveryMetrics } from "./delivery.js";
+import { requestDurations, type RequestDurations } from "./http-requests.js";
+
+export interface Metrics {
+  registry: Registry;
+  /** the API's request durations (recorded by the HTTP middleware of the `serve` role) */
+  requests: RequestDurations;
+  /** what the delivery engine reports */
+  delivery: DeliveryObserver;
+}
+
+export interface MetricsOptions {
+  /** where the scrape-time gauges read the queue, and whose pool they report */
+  db: Database;
+  /** the engine's own pool, when it has one */
+  engineDb: Database | null;
+  clock: Clock;
+  logger: Logger;
+}
+
+export function createMetrics({ db, engineDb, clock, logger }: MetricsOptions): Metrics {
+  const registry = new Registry();
+  // process memory, CPU, event loop lag, GC, handles: under their standard names (process_*,
+  // nodejs_*), which every Node.js dashboard and alert already knows
+  collectDefaultMetrics({ register: registry });
+  databaseGauges(registry, { db, engineDb, clock, logger });
+  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry) };
+}

@@ -1,0 +1,23 @@
+// Reading EXPLAIN (ANALYZE, FORMAT JSON) output in the query-plan tests: the plan's nodes flattened,
+// and how many rows the scans actually read.
+
+export interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Actual Rows"?: number;
+  "Actual Loops"?: number;
+  "Rows Removed by Filter"?: number;
+  "Rows Removed by Index Recheck"?: number;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, the root first. */
+export const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+
+/** Rows the chosen scans read: returned or filtered out, over all their loops. */
+export function rowsRead(plan: PlanNode[], scan: (n: PlanNode) => boolean): number {
+  return plan
+    .filter(scan)
+    .reduce((sum, n) => sum + ((n["Actual Rows"] ?? 0) + (n["Rows Removed by Filter"] ?? 0) + (n["Rows Removed by Index Recheck"] ?? 0)) * (n["Actual Loops"] ?? 1), 0);
+}
