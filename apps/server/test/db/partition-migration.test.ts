@@ -80,7 +80,13 @@ afterAll(async () => {
 
 describe("migrating to day partitions with data in the tables", () => {
   it("keeps every row, unchanged, in the history partitions (attached, not copied)", async () => {
-    expect(await snapshot()).toEqual(rowsBefore);
+    // (later migrations may add columns: compare the columns the rows had)
+    const after = await snapshot();
+    for (const table of tables) {
+      const before = rowsBefore[table] as Record<string, unknown>[];
+      const now = (after[table] as Record<string, unknown>[]).map((row, i) => Object.fromEntries(Object.keys(before[i] ?? row).map((k) => [k, row[k]])));
+      expect(now, table).toEqual(before);
+    }
     for (const table of tables) {
       const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ONLY ${table}_history`);
       expect(row!.n, table).toBe(rowsBefore[table]!.length);

@@ -136,7 +136,8 @@ describe.skipIf(!onPostgres)("housekeeping across processes (PostgreSQL)", () =>
       expect(runs.filter((r) => !r.skipped).length).toBeGreaterThanOrEqual(1);
     }
     const locks = await t.db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted",
+      `SELECT count(*)::int AS n FROM pg_locks
+        WHERE locktype = 'advisory' AND objid = $1 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       [HOUSEKEEPING_LOCK_KEY],
     );
     expect(locks[0]!.n).toBe(0);
