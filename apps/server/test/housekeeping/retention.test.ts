@@ -32,8 +32,13 @@ describe("retention", () => {
       const before = new Set((await org.api.GET("/v2/webhook_deliveries", { params: { query: { endpoint_id: endpointId, limit: 100 } } })).data!.data.map((d) => d.id));
       const event = await publish(org.api, { data: { question_set_id: questionSetId } });
       await h.server.drain();
-      const list = (await org.api.GET("/v2/webhook_deliveries", { params: { query: { endpoint_id: endpointId, limit: 100 } } })).data!.data;
-      return { event, delivery: list.find((d) => !before.has(d.id))! };
+      // its first attempt recorded (drain alone can return before a busy machine's engine has claimed it)
+      const recorded = async () => {
+        const list = (await org.api.GET("/v2/webhook_deliveries", { params: { query: { endpoint_id: endpointId, limit: 100 } } })).data!.data;
+        return list.find((d) => !before.has(d.id) && d.status !== "pending");
+      };
+      await expect.poll(recorded, { timeout: 15_000 }).toBeDefined();
+      return { event, delivery: (await recorded())! };
     };
 
     const first = await deliver(ok.id, setOk.id); // day 0: succeeds
