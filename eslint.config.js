@@ -6,6 +6,7 @@
 //   metrics                   (the Prometheus registry: fed by the edge and the engine's observer, reads repos at scrape)
 //   services                  (use cases; know nothing of HTTP)
 //   delivery                  (the engine; the only user of the sender)
+//   housekeeping              (partitions, retention, expired rows; beside the engine)
 //   presenters                (stored row → API object; pure)
 //   repos, db                 (the only code that touches Prisma or SQL)
 //   contract                  (the one reader of openapi.yaml: parses, resolves $refs, matches paths)
@@ -134,9 +135,11 @@ export default defineConfig(
     layers: ["contract", "db", "repos", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/delivery/**/*.ts`], { sender: false, layers: ["contract", "presenters", "services", ...EDGE, "metrics"] }),
-  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["contract", "delivery", ...EDGE, "metrics"] }),
+  boundaries([`${SERVER}/services/**/*.ts`], { layers: ["contract", "delivery", "housekeeping", ...EDGE, "metrics"] }),
   // The engine reports to metrics through its observer callbacks (delivery/observer.ts), never the reverse.
   boundaries([`${SERVER}/metrics/**/*.ts`], { layers: ["contract", "presenters", "services", ...EDGE] }),
+  // beside the engine: it may use the engine's clock, never the sender, metrics or the layers above
+  boundaries([`${SERVER}/housekeeping/**/*.ts`], { layers: ["contract", "presenters", "services", ...EDGE, "metrics"] }),
   boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
   boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
   boundaries([`${SERVER}/config.ts`], { layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE] }),

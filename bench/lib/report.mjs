@@ -163,6 +163,10 @@ export function renderResults(r) {
   }
   out.push("");
 
+  // written by `npm run bench:retention` (bench/retention.mjs), its own scenario and command
+  const retention = join(ROOT, "bench", "RETENTION.md");
+  if (existsSync(retention)) out.push(readFileSync(retention, "utf8").trim(), "");
+
   const notes = join(ROOT, "bench", "NOTES.md");
   if (existsSync(notes)) out.push(readFileSync(notes, "utf8").trim(), "");
   return out.join("\n");

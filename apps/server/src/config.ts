@@ -58,6 +58,10 @@ export interface Config {
   httpLimits: HttpLimits;
   /** V8 heap sizing applied at start (heap-defaults.ts). */
   heap: HeapSettings;
+  /** Events, deliveries and attempts are kept this many whole UTC days (README, "Retention and housekeeping"). */
+  retentionDays: number;
+  /** Between housekeeping runs (partitions, retention, expired idempotency keys). */
+  housekeepingIntervalMs: number;
   /** A webhook listener with no stream connected for this long is deleted (its queued deliveries fail). */
   listenerGraceMs: number;
   /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
@@ -86,6 +90,11 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   keepAliveTimeoutMs: 65_000,
   maxConnections: 4_096,
 };
+export const DEFAULT_RETENTION_DAYS = 30;
+/** Longer windows would keep more daily partitions than the planner handles comfortably. */
+export const MAX_RETENTION_DAYS = 3650;
+export const DEFAULT_HOUSEKEEPING_INTERVAL_MS = 3_600_000;
+
 /** The metrics listener's port when ARS_METRICS_PORT is unset (the usual Prometheus exporter port). */
 export const DEFAULT_METRICS_PORT = 9464;
 
@@ -152,6 +161,12 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}`);
+  return n;
+}
+
+function intInRange(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const n = int(env, name, fallback, min);
+  if (n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
   return n;
 }
 
@@ -236,6 +251,9 @@ export function loadConfig(env: Env = process.env): Config {
       keepAliveTimeoutMs: int(env, "ARS_HTTP_KEEP_ALIVE_TIMEOUT_MS", DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs, 1),
       maxConnections: int(env, "ARS_HTTP_MAX_CONNECTIONS", DEFAULT_HTTP_LIMITS.maxConnections, 1),
     },
+    retentionDays: intInRange(env, "ARS_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, 1, MAX_RETENTION_DAYS),
+    // at least a minute: a run takes locks on the busiest tables, however briefly
+    housekeepingIntervalMs: intInRange(env, "ARS_HOUSEKEEPING_INTERVAL_MS", DEFAULT_HOUSEKEEPING_INTERVAL_MS, 60_000, 86_400_000),
   };
 }
 

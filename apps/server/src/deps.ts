@@ -10,7 +10,9 @@ import { createListenerHub, type ListenerHub } from "./delivery/listener-hub.js"
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
 import { routedSender } from "./delivery/transport.js";
+import { createHousekeeper, type Housekeeper } from "./housekeeping/housekeeper.js";
 import { createLogger, type Logger } from "./lib/logger.js";
+import { retention } from "./lib/retention.js";
 import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
 import { createMetrics, type Metrics } from "./metrics/registry.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
@@ -51,6 +53,8 @@ export interface Deps {
   clock: Clock;
   /** The delivery engine when `config.dispatcher` is on (started by the process role, not here). */
   dispatcher: Dispatcher | null;
+  /** Partitions, retention and expired keys (started by the process role, serve and worker alike). */
+  housekeeper: Housekeeper;
   /** The webhook listener streams of this process (started by the API role, which holds them). */
   listeners: ListenerHub;
   /** This process's metrics and their listener, unless `config.metricsPort` is null. */
@@ -92,6 +96,8 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   try {
     if (owned && (embedded || o.migrate)) await migrate(db);
     const replica = config.databaseReadUrl && db.kind === "postgres" ? listReplica(config.databaseReadUrl, db, logger) : undefined;
+    const clock = o.clock ?? systemClock;
+    const kept = retention(config.retentionDays);
     const signal = await createQueueSignal(db, (err) => logger.warn({ err: String(err) }, "delivery notify failed"));
     const secretBox = createSecretBox(key);
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
@@ -107,7 +113,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       maxResponseBytes: d.maxResponseBytes,
       userAgent: d.userAgent,
     });
-    const clock = o.clock ?? systemClock;
     // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
     // requests, nor API requests behind them. PGlite has one connection whatever we do.
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
@@ -128,6 +133,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       onQueued: () => signal.notify(),
       listenerStreams: listeners,
       now: () => clock.now(),
+      retention: kept,
     });
     const dispatcher = config.dispatcher
       ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock, observe: metrics?.delivery })
@@ -138,6 +144,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
         throw err;
       })
       : null;
+    const housekeeper = createHousekeeper({ db, retention: kept, clock, logger, intervalMs: config.housekeepingIntervalMs });
     return {
       config,
       db,
@@ -151,9 +158,11 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       sender,
       clock,
       dispatcher,
+      housekeeper,
       listeners,
       metrics: metrics && listener ? { ...metrics, listener } : null,
       async close() {
+        await housekeeper.stop();
         await listeners.stop();
         await dispatcher?.stop();
         await listener?.close();

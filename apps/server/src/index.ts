@@ -20,3 +20,7 @@ export function createOrg(db: Database, { name }: { name: string }) {
 export function createToken(db: Database, { orgId, scopes, name }: { orgId: string; scopes: readonly string[]; name?: string }) {
   return tokensService(tokensRepo(db)).createToken(orgId, scopes, name);
 }
+
+// Housekeeping (partitions, retention, expired keys): the retention bench drives it on a simulated clock.
+export { createHousekeeper, type HousekeepingSummary } from "./housekeeping/housekeeper.js";
+export { retention, dayStart, DAY_MS } from "./lib/retention.js";

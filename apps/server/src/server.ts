@@ -45,6 +45,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     rateLimitPerMinute: config.rateLimitPerMinute,
     requestDurations: deps.metrics?.requests,
   });
+  // Partitions for today and the days ahead exist before the first request or delivery.
+  await deps.housekeeper.start();
   const limits = config.httpLimits;
   const server: Server = createServer(
     {

@@ -5,7 +5,7 @@ import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { sharedParsers } from "./sql-types.js";
-import { assertChannelName, type Database, type Row, type SqlExecutor } from "./types.js";
+import { assertChannelName, type Database, type Row, type Session, type SqlExecutor } from "./types.js";
 
 
 function executor(target: PGlite | Transaction): SqlExecutor {
@@ -35,6 +35,7 @@ export async function databaseFromPglite(pg: PGlite): Promise<Database> {
   // database errors (23505 → P2002) only for errors of the copy it was built against.
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pg) });
   const raw = executor(pg);
+  const transaction = <T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => pg.transaction((tx) => fn(executor(tx)));
 
   return {
     kind: "pglite",
@@ -42,8 +43,10 @@ export async function databaseFromPglite(pg: PGlite): Promise<Database> {
     query: raw.query,
     exec: raw.exec,
 
-    transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-      return pg.transaction((tx) => fn(executor(tx)));
+    transaction,
+
+    session<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+      return fn({ ...raw, transaction });
     },
 
     async listen(channel, handler) {

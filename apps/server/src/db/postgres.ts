@@ -5,7 +5,7 @@ import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { createPgListener } from "./notify.js";
 import { sharedParsers } from "./sql-types.js";
-import { assertChannelName, type Database, type Row, type SqlExecutor } from "./types.js";
+import { assertChannelName, type Database, type Row, type Session, type SqlExecutor } from "./types.js";
 
 const DEFAULT_POOL_SIZE = 10;
 
@@ -25,6 +25,28 @@ function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
       await client.query(sql);
     },
   };
+}
+
+/** A transaction whose ROLLBACK failed too: its connection must not be reused. */
+class RollbackFailed extends Error {}
+
+const unwrapRollback = (error: unknown): never => {
+  throw error instanceof RollbackFailed ? error.cause : error;
+};
+
+async function transactionOn<T>(client: pg.PoolClient, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const result = await fn(executor(client));
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    // A connection that cannot even roll back is not returned to the pool.
+    await client.query("ROLLBACK").catch(() => {
+      throw new RollbackFailed("rollback failed", { cause: error });
+    });
+    throw error;
+  }
 }
 
 export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE): Promise<Database> {
@@ -52,18 +74,25 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
       const client = await pool.connect();
       let broken = false;
       try {
-        await client.query("BEGIN");
-        const result = await fn(executor(client));
-        await client.query("COMMIT");
-        return result;
+        return await transactionOn(client, fn);
       } catch (error) {
-        // A connection that cannot even roll back is not returned to the pool.
-        await client.query("ROLLBACK").catch(() => {
+        if (error instanceof RollbackFailed) {
           broken = true;
-        });
+          throw error.cause;
+        }
         throw error;
       } finally {
         client.release(broken);
+      }
+    },
+
+    async session<T>(fn: (session: Session) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        return await fn({ ...executor(client), transaction: (body) => transactionOn(client, body).catch(unwrapRollback) });
+      } finally {
+        // closed, not returned: whatever the session locked or SET ends with it
+        client.release(true);
       }
     },
 

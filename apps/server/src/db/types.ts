@@ -15,6 +15,12 @@ export interface SqlExecutor {
   exec(sql: string): Promise<void>;
 }
 
+/** One connection held by its user: session state (advisory locks, SET) stays with it. */
+export interface Session extends SqlExecutor {
+  /** A transaction on this session's connection (on PGlite: Database.transaction). */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+}
+
 export interface Database extends SqlExecutor {
   readonly kind: "postgres" | "pglite";
   readonly prisma: PrismaClient;
@@ -31,6 +37,12 @@ export interface Database extends SqlExecutor {
    * lost, so consumers keep a poll as a safety net.
    */
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Runs `fn` on one connection held for its duration (PostgreSQL: taken from the pool and
+   * closed afterwards, so no session state such as an advisory lock outlives it; PGlite: its one
+   * connection, shared with everything else in the process).
+   */
+  session<T>(fn: (session: Session) => Promise<T>): Promise<T>;
   notify(channel: string, payload?: string): Promise<void>;
   /** The connection pool now (the metrics). `inUse`/`waiting` are null where the engine does not tell (PGlite). */
   poolStats(): PoolStats;

@@ -101,6 +101,13 @@ export class DeliveryInProgressError extends AppError {
   }
 }
 
+/** A retry or recovery that would revive a delivery retention removes within a day (lib/retention.ts). */
+export class DeliveryExpiringError extends AppError {
+  constructor(detail: string) {
+    super(409, "DELIVERY_EXPIRING", "Delivery expiring", detail);
+  }
+}
+
 export class IdempotencyKeyInUseError extends AppError {
   constructor() {
     super(409, "IDEMPOTENCY_KEY_IN_USE", "Idempotency key in use", "A request with this Idempotency-Key is still being processed.");

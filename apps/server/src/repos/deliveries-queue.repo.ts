@@ -167,7 +167,11 @@ export interface Claim {
 // 4. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
 //    waiting (SKIP LOCKED: another dispatcher's rows are passed over, never waited for).
 // 5. `chosen`: the batch, oldest first across endpoints. Locked rows not chosen are unlocked when
-//    the statement ends.
+//    the statement ends. The update names them by arrays of their ids and created_at days (ids
+//    are unique): the table is partitioned by day on created_at, and arrays computed first let
+//    the executor skip every partition no chosen row is in, then probe the key index in the
+//    others (a join would let the planner scan every partition of a backlog it has no
+//    statistics of yet).
 const DUE = (alias: string) => `
          ${alias}.status IN ${LIVE} AND ${alias}.next_attempt_at <= $8
      AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8)
@@ -203,24 +207,30 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
    ORDER BY h.next_attempt_at
    LIMIT $5
 ), candidates AS (
-  SELECT c.id, c.next_attempt_at
+  SELECT c.id, c.created_at, c.next_attempt_at
     FROM heads h
    CROSS JOIN LATERAL (
-     SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+     SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
       WHERE d.endpoint_id = h.endpoint_id AND ${DUE("d")}
       ORDER BY d.next_attempt_at LIMIT h.room
         FOR UPDATE SKIP LOCKED) c
 ), chosen AS (
-  SELECT id FROM candidates ORDER BY next_attempt_at, id LIMIT $5
+  SELECT id, created_at FROM candidates ORDER BY next_attempt_at, id LIMIT $5
 ), claimed AS (
   UPDATE webhook_deliveries d
      SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
-    FROM chosen
-   WHERE d.id = chosen.id
-  RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger
+   WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM chosen))
+  RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.created_at
 ), numbered AS (
   SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id) AS ep_n, row_number() OVER (PARTITION BY c.event_id) AS ev_n
     FROM claimed c
+), batch_events AS (
+  -- by arrays of the batch's event ids and days, as the update above: the key index of each
+  -- day partition the batch names, never a scan of the rest
+  SELECT ${EVENT_COLUMNS.map((c) => `v.${c}`).join(", ")}
+    FROM events v
+   WHERE v.id = ANY (ARRAY(SELECT event_id FROM numbered WHERE ev_n = 1))
+     AND v.created_at = ANY (ARRAY(SELECT created_at FROM numbered WHERE ev_n = 1))
 )
 -- The batch's endpoints and events come back in the same round trip, each once: on the first
 -- row that names it.
@@ -229,7 +239,7 @@ SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_respon
        ${EVENT_COLUMNS.map((c) => `v.${c} AS ev_${c}`).join(", ")}
   FROM numbered n
   LEFT JOIN webhook_endpoints e ON n.ep_n = 1 AND e.id = n.endpoint_id
-  LEFT JOIN events v ON n.ev_n = 1 AND v.id = n.event_id`;
+  LEFT JOIN batch_events v ON n.ev_n = 1 AND v.id = n.event_id`;
 
 /** The claim as sent: one statement (exported for its plan test, test/db/claim-plans.test.ts). */
 export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[] } {

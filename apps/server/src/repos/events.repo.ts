@@ -11,10 +11,23 @@ export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { r
 
 /**
  * A UUIDv7 made by PostgreSQL (48-bit millisecond time, version 7, random rest), so fan-out can
- * create its deliveries inside the INSERT … SELECT that finds the matching endpoints.
+ * create its deliveries inside the INSERT … SELECT that finds the matching endpoints. Its time is
+ * the delivery's created_at (`at`), so the id names the day partition that holds the row.
  */
-const UUIDV7_SQL = `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing
-  substring(int8send((extract(epoch from clock_timestamp()) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid`;
+const uuidv7Sql = (at: string) => `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing
+  substring(int8send(floor(extract(epoch from ${at}::timestamptz) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid`;
+
+// Events are partitioned by day, and a unique index on a partitioned table must include the
+// partition key: no index can say "one row per id" across days. An event id is chosen by its
+// publisher, so a re-send arrives on another day too. Publishing therefore takes a transaction
+// lock per event id (two int4 keys: a space apart from single-bigint advisory locks) before a
+// statement that inserts only ids no partition holds; a concurrent publisher of the same id
+// waits, then sees the committed row. Removed days forget their ids (README, retention).
+const EVENT_ID_LOCK_CLASS = 0x65766e74; // "evnt"
+
+const LOCK_EVENT_IDS = `
+SELECT count(pg_advisory_xact_lock(${EVENT_ID_LOCK_CLASS}, h)) AS n
+  FROM (SELECT DISTINCT hashtext(x::text) AS h FROM unnest($1::uuid[]) AS x ORDER BY 1) ids`;
 
 /** The endpoints of the org ($2) that take new deliveries at all: live and enabled. */
 const LIVE_ENDPOINTS = "webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS NULL AND e.status = 'enabled'";
@@ -30,24 +43,24 @@ const fanOutFilter = (type: string, questionSetId: string, result: string) =>
      AND e.filter_audit_results IN ('all', ${result})`;
 
 /**
- * Stores the event and, in the same statement (one round trip, one commit), one pending delivery
+ * Stores the event and, in the same statement (one commit, after LOCK_EVENT_IDS), one pending delivery
  * per matching endpoint: live, enabled, subscribed, and passing its set and result filters, or
  * only `$13` for a test event. A known event id inserts nothing, so nothing is fanned out again.
  */
 const PUBLISH = `
 WITH ev AS (
   INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at, is_test)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
-  ON CONFLICT (id) DO NOTHING
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12
+   WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = $1)
   RETURNING id
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${UUIDV7_SQL}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, $11, $11, $11, CASE WHEN $12 THEN 'test' ELSE 'scheduled' END
+  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, $11, $11, $11, CASE WHEN $12 THEN 'test' ELSE 'scheduled' END
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE CASE WHEN $13::uuid IS NULL
     THEN ${fanOutFilter("$3", "$5::uuid", "$7")}
     ELSE e.id = $13::uuid END
-  ON CONFLICT (event_id, endpoint_id) DO NOTHING
+  ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING
   RETURNING id
 )
 SELECT 'event' AS kind, id::text AS id FROM ev
@@ -77,14 +90,14 @@ WITH input AS (
 ), ev AS (
   INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at)
   SELECT id, $2, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, $3 FROM input
-  ON CONFLICT (id) DO NOTHING
+   WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = input.id)
   RETURNING id, type, audit_id, question_set_id, result
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${UUIDV7_SQL}, $2, e.id, ev.id, ev.type, ev.audit_id, false, 'pending', 0, $3, $3, $3, 'scheduled'
+  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, 'pending', 0, $3, $3, $3, 'scheduled'
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result")}
-  ON CONFLICT (event_id, endpoint_id) DO NOTHING
+  ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING
   RETURNING event_id
 )
 SELECT 'event' AS kind, id::text AS event_id FROM ev
@@ -147,7 +160,9 @@ export function eventsRepo(db: Database, counts: CountCache) {
     },
 
     async publish(event: NewEvent, isTest = false, onlyEndpointId?: string): Promise<Published> {
-      const rows = await db.query<{ kind: string; id: string }>(PUBLISH, [
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(LOCK_EVENT_IDS, [[event.id]]);
+        return tx.query<{ kind: string; id: string }>(PUBLISH, [
         event.id,
         event.org_id,
         event.type,
@@ -161,17 +176,21 @@ export function eventsRepo(db: Database, counts: CountCache) {
         event.created_at ?? new Date(),
         isTest,
         onlyEndpointId ?? null,
-      ]);
+        ]);
+      });
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
     },
 
     /** Stores a batch of one org's events and their deliveries in one statement; results by event id. */
     async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date): Promise<Map<string, PublishedOne>> {
-      const rows = await db.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
-        JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
-        orgId,
-        createdAt,
-      ]);
+      const rows = await db.transaction(async (tx) => {
+        await tx.query(LOCK_EVENT_IDS, [events.map((e) => e.id)]);
+        return tx.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
+          JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
+          orgId,
+          createdAt,
+        ]);
+      });
       const out = new Map<string, PublishedOne>();
       for (const r of rows) {
         const one = out.get(r.event_id) ?? { created: false, deliveries: 0 };

@@ -1,4 +1,4 @@
-// Idempotency-Key records (DESIGN.md §7). Raw SQL: the claim is an INSERT … ON CONFLICT DO
+// Idempotency-Key records (the contract's Idempotency-Key header: kept 24 h per org). Raw SQL: the claim is an INSERT … ON CONFLICT DO
 // NOTHING, so of two concurrent requests with one key exactly one inserts and runs.
 import type { SqlExecutor } from "../db/client.js";
 import type { IdempotencyKey } from "../generated/prisma/client.js";
@@ -51,6 +51,23 @@ export function idempotencyKeysRepo(db: SqlExecutor) {
           WHERE org_id = $1 AND key_hash = $2`,
         [orgId, keyHash, response.status, JSON.stringify(response.headers), response.bodyEnc],
       );
+    },
+
+    /**
+     * Removes up to `limit` expired keys (oldest expiry first, through the expires_at index);
+     * returns how many went. Housekeeping calls it until fewer than `limit` go.
+     */
+    async sweepExpired(now: Date, limit: number): Promise<number> {
+      const rows = await db.query<{ n: number }>(
+        `WITH gone AS (
+           DELETE FROM idempotency_keys k
+            USING (SELECT org_id, key_hash FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2) e
+            WHERE k.org_id = e.org_id AND k.key_hash = e.key_hash
+           RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+        [now, limit],
+      );
+      return rows[0]?.n ?? 0;
     },
 
     /** Gives the key up (the request failed on our side): a repeat may run again. */

@@ -1,5 +1,6 @@
 import type { SqlExecutor } from "../db/client.js";
 import { InvalidCursorError } from "../lib/errors.js";
+import { idTimeWindow } from "../lib/ids.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { CountCache } from "./count-cache.js";
 
@@ -27,6 +28,11 @@ export interface ListTable {
   readonly table: string;
   /** The select list over the alias `t`. */
   readonly columns: string;
+  /**
+   * Partitioned by day on created_at, with UUIDv7 ids: the cursor row is looked up only in the
+   * partitions its id's time names (lib/ids.ts idTimeWindow), not in every day of the window.
+   */
+  readonly dayPartitioned?: boolean;
 }
 
 export type Walk = "first" | "older" | "newer";
@@ -46,7 +52,8 @@ export function pageSql(source: ListTable, conditions: readonly Condition[], wal
     // (an InitPlan) and uses its result as the index scan's start key, so the page after 900,000
     // rows reads what the first page reads. (A join would let the planner walk the list from
     // its newest row, filtering, with the cursor row inside the loop.) One round trip either way.
-    const cursor = `(SELECT c.created_at, c.id FROM ${source.table} c WHERE c.id = $${next} AND c.org_id = $1)`;
+    const window = source.dayPartitioned ? ` AND c.created_at >= $${next + 2} AND c.created_at < $${next + 3}` : "";
+    const cursor = `(SELECT c.created_at, c.id FROM ${source.table} c WHERE c.id = $${next} AND c.org_id = $1${window})`;
     where.push(`(t.created_at, t.id) ${walk === "older" ? "<" : ">"} ${cursor}`);
     limit = `$${next + 1}`;
   }
@@ -93,6 +100,11 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
     for (const c of conditions) params.push(c.value);
     if (cursorId !== undefined) params.push(cursorId);
     params.push(page.limit + 1);
+    if (cursorId !== undefined && source.dayPartitioned) {
+      // -infinity/infinity for an id that is not a UUIDv7: then every partition is looked in
+      const w = idTimeWindow(cursorId);
+      params.push(w?.from ?? "-infinity", w?.until ?? "infinity");
+    }
     // The page and the count run together; Promise.all settles both when either fails.
     const [fetched, total] = await Promise.all([on.query<Row>(sql, params), page.includeTotal ? count(orgId, conditions, shape) : undefined]);
     // An empty page after a cursor may also mean the cursor is not an item of this list: only

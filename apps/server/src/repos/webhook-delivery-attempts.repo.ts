@@ -17,9 +17,12 @@ const attemptOrder = (order: SortOrder) => [{ started_at: order }, { id: order }
 
 export function webhookDeliveryAttemptsRepo(prisma: PrismaClient) {
   return {
-    /** One delivery's attempts, newest first; served by (delivery_id, started_at DESC, id DESC). */
-    list(orgId: string, deliveryId: string, page: PageRequest) {
-      const where: Prisma.WebhookDeliveryAttemptWhereInput = { delivery_id: deliveryId, org_id: orgId };
+    /**
+     * One delivery's attempts, newest first; served by (delivery_id, started_at DESC, id DESC).
+     * No attempt starts before its delivery was created: the day partitions before are skipped.
+     */
+    list(orgId: string, delivery: { id: string; created_at: Date }, page: PageRequest) {
+      const where: Prisma.WebhookDeliveryAttemptWhereInput = { delivery_id: delivery.id, org_id: orgId, started_at: { gte: delivery.created_at } };
       return paginate<AttemptRow>(page, {
         cursor: async (id) => {
           const row = await prisma.webhookDeliveryAttempt.findFirst({ where: { id, ...where }, select: { id: true, started_at: true } });

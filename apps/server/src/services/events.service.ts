@@ -13,6 +13,8 @@ export interface EventsDeps {
   endpoints: WebhookEndpointsService;
   /** Wakes the dispatchers once deliveries are committed. */
   onQueued: () => void;
+  /** The engine's clock: an event's (and its deliveries') created_at, which names their day partition. */
+  now: () => Date;
 }
 
 interface Issue {
@@ -59,7 +61,7 @@ function eventRow(e: PublishEventRequest, responses: StoredResponse[], receivedA
   };
 }
 
-export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
+export function eventsService({ events, endpoints, onQueued, now: clockNow }: EventsDeps) {
   /** The question text and informational flag come from the set, so receivers get the rubric's words. */
   async function storedResponses(orgId: string, body: PublishEventRequest): Promise<StoredResponse[]> {
     const issues: Issue[] = [];
@@ -97,7 +99,7 @@ export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
         return { e, responses: responsesOf(e, sets.get(e.data.question_set_id) ?? null, `events.${i}.`, issues) };
       });
       if (issues.length) throw ValidationError.many("body", issues);
-      const now = new Date();
+      const now = clockNow();
       const published = await events.publishMany(
         auth.orgId,
         stored.map(({ e, responses }) => eventRow(e, responses, now)),
@@ -109,7 +111,7 @@ export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
 
     async publishEvent(auth: AuthContext, body: PublishEventRequest) {
       const responses = await storedResponses(auth.orgId, body);
-      const now = new Date();
+      const now = clockNow();
       const published = await events.publish({ ...eventRow(body, responses, now), org_id: auth.orgId, created_at: now });
       if (!published.created) {
         const existing = await events.findOrg(body.id);
@@ -138,8 +140,8 @@ export function eventsService({ events, endpoints, onQueued }: EventsDeps) {
           responses: [
             { question_id: newId(), query: "Is this a test event?", answer: "Yes", context: "Sent by a test event.", passed: true, informational: false },
           ],
-          occurred_at: new Date(),
-          created_at: new Date(),
+          occurred_at: clockNow(),
+          created_at: clockNow(),
         },
         true,
         endpoint.id,

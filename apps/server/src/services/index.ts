@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor } from "../db/client.js";
+import type { Retention } from "../lib/retention.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import { createCountCache } from "../repos/count-cache.js";
@@ -31,12 +32,14 @@ export interface ServicesDeps {
   onQueued: () => void;
   /** the webhook listener streams this process holds (the delivery engine's listener hub) */
   listenerStreams: ListenerStreams;
-  /** the engine's clock, which the listener leases are written with */
+  /** what a retry or recovery may still revive */
+  retention: Retention;
+  /** the engine's clock: listener leases, events' created_at and retention are judged on it */
   now?: () => Date;
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, now }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, retention, now = () => new Date() }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts, replica);
@@ -49,7 +52,8 @@ export function createServices({ db, replica, secretBox, urlCheck, rotationGrace
     urlCheck,
     rotationGraceMs,
     onQueued,
-    ...(now && { now }),
+    retention,
+    now,
   });
   return {
     tokens: tokensService(tokensRepo(db)),
@@ -61,9 +65,11 @@ export function createServices({ db, replica, secretBox, urlCheck, rotationGrace
       deliveries: webhookDeliveriesRepo(db, counts),
       attempts: webhookDeliveryAttemptsRepo(db.prisma),
       onQueued,
+      retention,
+      now,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
-    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued }),
+    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued, now }),
     /** Request counts per token, shared through the database by every API process. */
     rateLimits: rateLimitsRepo(db),
   };

@@ -1,6 +1,7 @@
 import type { AuthContext } from "../auth/context.js";
-import { DeliveryInProgressError, EndpointDisabledError, NotFoundError } from "../lib/errors.js";
+import { DeliveryExpiringError, DeliveryInProgressError, EndpointDisabledError, NotFoundError } from "../lib/errors.js";
 import type { PageRequest } from "../lib/page.js";
+import type { Retention } from "../lib/retention.js";
 import type { DeliveryFilters, WebhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
 import type { WebhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
 
@@ -11,9 +12,13 @@ export interface WebhookDeliveriesDeps {
   attempts: WebhookDeliveryAttemptsRepo;
   /** wakes the dispatchers when a delivery was queued */
   onQueued: () => void;
+  /** what a retry may still revive */
+  retention: Retention;
+  /** the engine's clock, which retention runs on */
+  now: () => Date;
 }
 
-export function webhookDeliveriesService({ deliveries, attempts, onQueued }: WebhookDeliveriesDeps) {
+export function webhookDeliveriesService({ deliveries, attempts, onQueued, retention, now }: WebhookDeliveriesDeps) {
   const notFound = () => new NotFoundError("No webhook delivery with this id exists in your org.");
 
   async function getWebhookDelivery(auth: AuthContext, id: string) {
@@ -30,15 +35,19 @@ export function webhookDeliveriesService({ deliveries, attempts, onQueued }: Web
     getWebhookDelivery,
 
     async listWebhookDeliveryAttempts(auth: AuthContext, id: string, page: PageRequest) {
-      await getWebhookDelivery(auth, id);
-      return attempts.list(auth.orgId, id, page);
+      const delivery = await getWebhookDelivery(auth, id);
+      return attempts.list(auth.orgId, delivery, page);
     },
 
     async retryWebhookDelivery(auth: AuthContext, id: string) {
-      const result = await deliveries.requeue(auth.orgId, id);
+      const result = await deliveries.requeue(auth.orgId, id, retention.earliestRevivable(now()));
       switch (result.kind) {
         case "not_found":
           throw notFound();
+        case "expiring":
+          throw new DeliveryExpiringError(
+            `The delivery is due for removal by retention (${retention.days} days) within 24 hours and cannot be queued again.`,
+          );
         case "endpoint_disabled":
           throw new EndpointDisabledError();
         case "in_progress":

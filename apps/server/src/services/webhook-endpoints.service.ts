@@ -10,9 +10,10 @@ import type {
 } from "@audit-review/api-types/internal";
 import type { Prisma } from "../generated/prisma/client.js";
 import type { AuthContext } from "../auth/context.js";
-import { EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
+import { DeliveryExpiringError, EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
+import type { Retention } from "../lib/retention.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import { isReservedHeaderName } from "../lib/receiver-headers.js";
 import type { SecretBox } from "../lib/secret-box.js";
@@ -49,10 +50,12 @@ export interface WebhookEndpointsDeps {
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
-  /** the engine's time: whether a webhook listener is connected is a matter of its leases */
+  /** the engine's time: whether a webhook listener is connected is a matter of its leases; retention runs on it too */
   now?: () => Date;
   /** wakes the dispatchers when deliveries were queued */
   onQueued: () => void;
+  /** what a recovery may still revive */
+  retention: Retention;
 }
 
 /** Splits receiver authentication into what may be shown (stored) and what is sealed (secrets). */
@@ -252,15 +255,21 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     },
 
     async recoverWebhookDeliveries(auth: AuthContext, id: string, body: RecoverRequest): Promise<number> {
-      const now = Date.now();
+      const nowMs = now().getTime();
       const since = new Date(body.since);
-      const until = body.until !== undefined ? new Date(body.until) : new Date(now);
+      const until = body.until !== undefined ? new Date(body.until) : new Date(nowMs);
       const issues = [];
-      if (since.getTime() < now - RECOVERY_WINDOW_MS) issues.push({ name: "since", message: RECOVERY_TOO_OLD });
+      if (since.getTime() < nowMs - RECOVERY_WINDOW_MS) issues.push({ name: "since", message: RECOVERY_TOO_OLD });
       if (until.getTime() <= since.getTime()) issues.push({ name: "until", message: "must be after since" });
       if (issues.length) throw ValidationError.many("body", issues);
       const endpoint = await findOrThrow(auth, id);
       if (endpoint.status !== "enabled") throw new EndpointDisabledError();
+      const revivableFrom = deps.retention.earliestRevivable(new Date(nowMs));
+      if (since < revivableFrom) {
+        throw new DeliveryExpiringError(
+          `since reaches deliveries that retention (${deps.retention.days} days) removes within 24 hours; the earliest since accepted now is ${revivableFrom.toISOString()}.`,
+        );
+      }
       const queued = await endpoints.requeueFailed(auth.orgId, id, since, until);
       if (queued) deps.onQueued();
       return queued;

@@ -1,5 +1,7 @@
 // Reads the actual shape of the current schema from pg_catalog (same queries on PostgreSQL and
-// PGlite), in the same form as prisma-schema.ts derives the expected one.
+// PGlite), in the same form as prisma-schema.ts derives the expected one. A partitioned table is
+// read as its parent: its partitions (which repeat the parent's columns, keys and checks) are
+// not tables of the schema.
 import type { SqlExecutor } from "../../src/db/client.js";
 import type { ExpectedColumn, ExpectedForeignKey, ExpectedIndex, ReferentialAction } from "./prisma-schema.js";
 
@@ -32,7 +34,7 @@ export async function readCatalog(db: SqlExecutor): Promise<ActualSchema> {
   const tables = (
     await db.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY 1`,
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`,
     )
   ).map((r) => r.name);
 
@@ -44,7 +46,7 @@ export async function readCatalog(db: SqlExecutor): Promise<ActualSchema> {
        JOIN pg_class c ON c.oid = a.attrelid
        JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-      WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY c.relname, a.attnum`,
   );
   const columns = new Map<string, ExpectedColumn[]>();
@@ -76,7 +78,7 @@ export async function readCatalog(db: SqlExecutor): Promise<ActualSchema> {
        JOIN pg_class t ON t.oid = ix.indrelid
        JOIN pg_am am ON am.oid = i.relam
        JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE n.nspname = current_schema()
+      WHERE n.nspname = current_schema() AND NOT t.relispartition
       ORDER BY 1`,
   );
   const indexes = indexRows.map((row) => {
@@ -111,7 +113,7 @@ export async function readCatalog(db: SqlExecutor): Promise<ActualSchema> {
        JOIN pg_class t ON t.oid = con.conrelid
        JOIN pg_class rt ON rt.oid = con.confrelid
        JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE con.contype = 'f' AND n.nspname = current_schema()
+      WHERE con.contype = 'f' AND n.nspname = current_schema() AND NOT t.relispartition
       ORDER BY 1`,
   );
   const foreignKeys = fkRows.map((row) => ({
@@ -129,7 +131,7 @@ export async function readCatalog(db: SqlExecutor): Promise<ActualSchema> {
        FROM pg_constraint con
        JOIN pg_class t ON t.oid = con.conrelid
        JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE n.nspname = current_schema()
+      WHERE n.nspname = current_schema() AND NOT t.relispartition
       ORDER BY 1, 2`,
   );
 

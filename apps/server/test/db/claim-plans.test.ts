@@ -7,7 +7,24 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SqlExecutor } from "../../src/db/client.js";
 import { claimStatement, type ClaimRequest } from "../../src/repos/deliveries-queue.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
-import { nodes, rowsRead, type PlanNode } from "../harness/plans.js";
+import { indexParents, partitionDays, tableOf } from "../harness/partitions.js";
+import { nodes as planNodes, rowsRead, type PlanNode } from "../harness/plans.js";
+
+let parentOf: (index: string | undefined) => string | undefined = (index) => index;
+
+/**
+ * Every node, its relation and index named as the partitioned table's (a day partition reads as
+ * its table); a bitmap heap scan is named by the index its bitmap came from.
+ */
+const nodes = (plan: PlanNode): PlanNode[] =>
+  planNodes(plan).map((n) => ({
+    ...n,
+    "Relation Name": tableOf(n["Relation Name"]),
+    "Index Name": parentOf(n["Index Name"] ?? (n["Node Type"] === "Bitmap Heap Scan" ? n.Plans?.[0]?.["Index Name"] : undefined)),
+  }));
+
+/** Key lookups (by id and day): the claim's update and its events, one probe per partition a row is in. */
+const KEY_INDEXES = new Set(["webhook_deliveries_pkey", "events_pkey"]);
 
 const ORG = "0190a000-0000-7000-8000-00000000a001";
 const BACKLOGGED = "0190a000-0000-7000-8000-00000000e000";
@@ -23,16 +40,17 @@ async function seed(db: SqlExecutor): Promise<void> {
       SELECT id, '${ORG}', 'https://example.com/' || id, 'enabled', ARRAY['audit.completed'], ARRAY[]::uuid[], 'all',
              'standard_v1', ARRAY['responses'], 'normalized', 'all', false, 'none', '{}'::jsonb, '\\x01'::bytea, 'whsec_…abcd', false
         FROM unnest(ARRAY['${BACKLOGGED}', '${OTHERS.join("', '")}']::uuid[]) id;
-    INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at)
-      SELECT gen_random_uuid(), '${ORG}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now()
-        FROM generate_series(1, 20000);
-    INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at)
-      SELECT gen_random_uuid(), '${ORG}', '${BACKLOGGED}', e.id, 'audit.completed', e.audit_id, false, 'pending', now() - interval '1 hour'
+    INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at, created_at)
+      SELECT gen_random_uuid(), '${ORG}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now(),
+             now() - (n % 5) * interval '1 day'
+        FROM generate_series(1, 20000) n;
+    INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at, created_at)
+      SELECT gen_random_uuid(), '${ORG}', '${BACKLOGGED}', e.id, 'audit.completed', e.audit_id, false, 'pending', now() - interval '1 hour', e.created_at
         FROM events e;
-    INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at)
+    INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at, created_at)
       SELECT gen_random_uuid(), '${ORG}', ep, e.id, 'audit.completed', e.audit_id, false,
-             CASE WHEN random() < 0.5 THEN 'pending' ELSE 'retrying' END, now() - interval '1 minute'
-        FROM (SELECT id, audit_id FROM events LIMIT 300) e, unnest(ARRAY['${OTHERS.join("', '")}']::uuid[]) ep;
+             CASE WHEN random() < 0.5 THEN 'pending' ELSE 'retrying' END, now() - interval '1 minute', e.created_at
+        FROM (SELECT id, audit_id, created_at FROM events LIMIT 300) e, unnest(ARRAY['${OTHERS.join("', '")}']::uuid[]) ep;
   `);
 }
 
@@ -58,13 +76,16 @@ async function explainClaim(db: TestDatabase["db"], r: Partial<ClaimRequest>): P
 
 /** Delivery rows the claim read (returned or filtered out) from every scan of webhook_deliveries but the primary-key lookups. */
 const deliveryRowsRead = (plan: PlanNode[]) =>
-  rowsRead(plan, (n) => n["Relation Name"] === "webhook_deliveries" && n["Index Name"] !== "webhook_deliveries_pkey");
+  rowsRead(plan, (n) => n["Relation Name"] === "webhook_deliveries" && n["Index Name"] !== "webhook_deliveries_pkey" && n["Node Type"] !== "Bitmap Index Scan");
 
 let t: TestDatabase | undefined;
 
 describe.skipIf(!onPostgres)("dispatcher claim plan (PostgreSQL only: skipped unless TEST_DATABASE_URL is set)", () => {
   beforeAll(async () => {
     t = await createTestDatabase();
+    // the backlog spread over five day partitions
+    await partitionDays(t.db, 5);
+    parentOf = await indexParents(t.db);
     await seed(t.db);
   });
 
@@ -74,7 +95,9 @@ describe.skipIf(!onPostgres)("dispatcher claim plan (PostgreSQL only: skipped un
 
   it("never reads the due rows of a resting endpoint", async () => {
     const plan = await explainClaim(t!.db, { skipEndpoints: [BACKLOGGED] });
-    const types = plan.filter((n) => n["Relation Name"] === "webhook_deliveries" || n["Relation Name"] === "events").map((n) => n["Node Type"]);
+    const scans = plan.filter((n) => n["Relation Name"] === "webhook_deliveries" || n["Relation Name"] === "events");
+    const types = scans.filter((n) => !KEY_INDEXES.has(n["Index Name"] ?? "")).map((n) => n["Node Type"]);
+    expect(scans.map((n) => n["Node Type"])).not.toContain("Seq Scan");
     expect(types).not.toContain("Seq Scan");
     expect(types).not.toContain("Bitmap Heap Scan");
     expect(plan.filter((n) => n["Relation Name"] === "webhook_deliveries" && n["Index Name"] !== "webhook_deliveries_pkey").map((n) => n["Index Name"]))
@@ -82,6 +105,19 @@ describe.skipIf(!onPostgres)("dispatcher claim plan (PostgreSQL only: skipped un
     expect(plan[0]?.["Actual Rows"]).toBe(50);
     // five endpoints: their heads and 16 rows each, plus one probe per endpoint with queued rows
     expect(deliveryRowsRead(plan)).toBeLessThan(200);
+  });
+
+  it("reads the claimed rows and their events by key in the day partitions they are in, however many days there are", async () => {
+    const plan = await explainClaim(t!.db, { skipEndpoints: [BACKLOGGED] });
+    const keyed = plan.filter((n) => (n["Relation Name"] === "events" || n["Relation Name"] === "webhook_deliveries") && KEY_INDEXES.has(n["Index Name"] ?? ""));
+    expect(keyed.length).toBeGreaterThan(0);
+    const read = (table: string) =>
+      keyed.filter((n) => n["Relation Name"] === table && n["Node Type"] !== "Bitmap Index Scan")
+        .reduce((sum, n) => sum + ((n["Actual Rows"] ?? 0) + (n["Rows Removed by Filter"] ?? 0) + (n["Rows Removed by Index Recheck"] ?? 0)) * (n["Actual Loops"] ?? 1), 0);
+    // 50 claimed rows, each updated once; their events (at most one per row) read once each
+    expect(read("webhook_deliveries")).toBe(50);
+    expect(read("events")).toBeLessThanOrEqual(50);
+    expect(plan.filter((n) => n["Relation Name"] === "events" && !KEY_INDEXES.has(n["Index Name"] ?? ""))).toEqual([]);
   });
 
   it("never reads the due rows of an endpoint whose slots this dispatcher already holds", async () => {

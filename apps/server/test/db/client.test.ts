@@ -51,9 +51,11 @@ async function newEndpoint(): Promise<string> {
   return id;
 }
 
-async function newEvent(): Promise<string> {
+/** A stored event: its id and created_at (its deliveries carry the same created_at). */
+async function newEvent(): Promise<{ id: string; created_at: Date }> {
   const id = uuidv7();
-  await t.db.prisma.event.create({
+  return t.db.prisma.event.create({
+    select: { id: true, created_at: true },
     data: {
       id,
       org_id: orgId,
@@ -65,7 +67,6 @@ async function newEvent(): Promise<string> {
       occurred_at: new Date("2026-11-21T09:30:00.000Z"),
     },
   });
-  return id;
 }
 
 describe(`openDatabase (${onPostgres ? "PostgreSQL" : "PGlite"})`, () => {
@@ -141,12 +142,14 @@ describe(`openDatabase (${onPostgres ? "PostgreSQL" : "PGlite"})`, () => {
 
   it("allows one delivery per (event, endpoint): the second insert is P2002", async () => {
     const endpointId = await newEndpoint();
-    const eventId = await newEvent();
+    const event = await newEvent();
     const delivery = () => ({
       id: uuidv7(),
       org_id: orgId,
       endpoint_id: endpointId,
-      event_id: eventId,
+      event_id: event.id,
+      // a delivery carries its event's created_at (a trigger refuses any other)
+      created_at: event.created_at,
       event_type: "audit.completed",
       is_test: false,
       status: "pending",
@@ -158,9 +161,9 @@ describe(`openDatabase (${onPostgres ? "PostgreSQL" : "PGlite"})`, () => {
     // And the raw-SQL fan-out can rely on the same constraint.
     const d = delivery();
     const inserted = await t.db.query(
-      `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, is_test, status, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id`,
-      [d.id, d.org_id, d.endpoint_id, d.event_id, d.event_type, d.is_test, d.status, d.next_attempt_at],
+      `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, is_test, status, next_attempt_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING RETURNING id`,
+      [d.id, d.org_id, d.endpoint_id, d.event_id, d.event_type, d.is_test, d.status, d.next_attempt_at, d.created_at],
     );
     expect(inserted).toEqual([]);
   });

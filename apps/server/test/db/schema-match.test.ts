@@ -120,8 +120,23 @@ describe("migrated database matches schema.prisma", () => {
     expect(checks.sort()).toEqual(expectedChecks.sort());
   });
 
-  it("enforces one delivery per (event, endpoint) as a unique index", () => {
+  it("enforces one delivery per (event, endpoint) as a unique index (with the day partition key every delivery of an event shares)", () => {
     const unique = actual.indexes.find((i) => i.table === "webhook_deliveries" && i.unique && !i.primary);
-    expect(unique?.columns.map((c) => c.name)).toEqual(["event_id", "endpoint_id"]);
+    expect(unique?.columns.map((c) => c.name)).toEqual(["event_id", "endpoint_id", "created_at"]);
+  });
+
+  it("partitions events, deliveries and attempts by range on their time column, the history as the default partition", async () => {
+    const rows = await t.db.query<{ table: string; strategy: string; key: string; has_default: boolean }>(
+      `SELECT c.relname AS table, p.partstrat::text AS strategy, a.attname AS key, p.partdefid <> 0 AS has_default
+         FROM pg_partitioned_table p
+         JOIN pg_class c ON c.oid = p.partrelid
+         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = p.partattrs[0]
+        WHERE c.relnamespace = current_schema()::regnamespace ORDER BY 1`,
+    );
+    expect(rows).toEqual([
+      { table: "events", strategy: "r", key: "created_at", has_default: true },
+      { table: "webhook_deliveries", strategy: "r", key: "created_at", has_default: true },
+      { table: "webhook_delivery_attempts", strategy: "r", key: "started_at", has_default: true },
+    ]);
   });
 });

@@ -96,17 +96,22 @@ describe("publishing audit.completed (publishEvent)", () => {
     expect(await deliveriesOfAudit(org.api, event.data.audit_id)).toEqual([]);
   });
 
-  it("When a second delivery of one event to one endpoint is inserted, Then the database refuses it (unique constraint)", async () => {
+  it("When a second delivery of one event to one endpoint is inserted, Then the database refuses it (unique index; the event's day checked by a trigger)", async () => {
     const ep = await endpointFor(org.api, url());
     const event = await publish(org.api);
     const db = h.server.server.db;
-    const insert = () =>
+    const [stored] = await db.query<{ created_at: Date }>("SELECT created_at FROM events WHERE id = $1", [event.id]);
+    const insert = (createdAt: Date | string) =>
       db.query(
-        `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at)
-         VALUES ($1, $2, $3, $4, 'audit.completed', $5, false, 'pending', now())`,
-        [randomUUID(), org.orgId, ep.id, event.id, event.data.audit_id],
+        `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at, created_at)
+         VALUES ($1, $2, $3, $4, 'audit.completed', $5, false, 'pending', now(), $6)`,
+        [randomUUID(), org.orgId, ep.id, event.id, event.data.audit_id, createdAt],
       );
-    await expect(insert()).rejects.toMatchObject({ code: "23505" });
+    // with the event's created_at: the unique (event_id, endpoint_id, created_at) index
+    await expect(insert(stored!.created_at)).rejects.toMatchObject({ code: "23505" });
+    // with any other: a delivery must carry its event's created_at (as its foreign key did)
+    await expect(insert(new Date(stored!.created_at.getTime() + 1))).rejects.toMatchObject({ code: "23503" });
+    await expect(insert("2020-01-01T00:00:00Z")).rejects.toMatchObject({ code: "23503" });
   });
 });
 

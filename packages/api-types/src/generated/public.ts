@@ -310,7 +310,9 @@ export interface paths {
          * @description One manual attempt now for a `failed` or `succeeded` delivery (a resend): its status becomes
          *     `pending` and the attempt is recorded with `trigger: manual`. A delivery still `pending` or
          *     `retrying` answers `409 DELIVERY_IN_PROGRESS`; one of a disabled endpoint
-         *     `409 ENDPOINT_DISABLED`; one of a deleted endpoint `404 NOT_FOUND`.
+         *     `409 ENDPOINT_DISABLED`; one of a deleted endpoint `404 NOT_FOUND`. A delivery that
+         *     retention removes within the next 24 hours (see *Retention*) answers
+         *     `409 DELIVERY_EXPIRING`: it is not queued again.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -425,7 +427,10 @@ export interface paths {
          * Re-send an endpoint's failed deliveries
          * @description Queues again every `failed` delivery of this endpoint created in [`since`, `until`)
          *     (`until` defaults to now; `since` at most 14 days back). Each gets one manual attempt.
-         *     A disabled endpoint answers `409 ENDPOINT_DISABLED`.
+         *     A disabled endpoint answers `409 ENDPOINT_DISABLED`. A `since` that reaches deliveries
+         *     retention removes within the next 24 hours (see *Retention*) answers
+         *     `409 DELIVERY_EXPIRING`, whose `detail` names the earliest `since` accepted now, and
+         *     queues nothing.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -1293,7 +1298,7 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR";
         /**
          * @description An event as it was published: the audit it is about, its result and every answered
          *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
@@ -2607,7 +2612,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The delivery is still `pending` or `retrying` (`DELIVERY_IN_PROGRESS`), its endpoint is disabled (`ENDPOINT_DISABLED`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
+        /** @description The delivery is still `pending` or `retrying` (`DELIVERY_IN_PROGRESS`), its endpoint is disabled (`ENDPOINT_DISABLED`), retention removes it within 24 hours (`DELIVERY_EXPIRING`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
         DeliveryConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2863,6 +2868,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The endpoint is disabled (`ENDPOINT_DISABLED`), `since` reaches deliveries that retention removes within 24 hours (`DELIVERY_EXPIRING`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
+        RecoveryConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The bearer token is missing, malformed, unknown or revoked (`UNAUTHENTICATED`). */
         Unauthenticated: {
             headers: {
@@ -3035,6 +3050,7 @@ export type ResponsePathBadRequest = components['responses']['PathBadRequest'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
 export type ResponseQueryBadRequest = components['responses']['QueryBadRequest'];
 export type ResponseRateLimited = components['responses']['RateLimited'];
+export type ResponseRecoveryConflict = components['responses']['RecoveryConflict'];
 export type ResponseUnauthenticated = components['responses']['Unauthenticated'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ParameterDeliveryId = components['parameters']['DeliveryId'];
@@ -3754,7 +3770,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["EndpointConflict"];
+            409: components["responses"]["RecoveryConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];

@@ -1,0 +1,64 @@
+// The retention rule (lib/retention.ts) and its settings (config.ts).
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { idTimeWindow, newId, uuidv7Time } from "../../src/lib/ids.js";
+import { DAY_MS, retention } from "../../src/lib/retention.js";
+
+const at = (iso: string) => new Date(iso);
+
+describe("retention(days)", () => {
+  const r = retention(30);
+
+  it("removes a row once all of its UTC day is older than the window", () => {
+    expect(r.removalTime(at("2026-01-01T00:00:00.000Z"))).toEqual(at("2026-02-01T00:00:00.000Z"));
+    expect(r.removalTime(at("2026-01-01T23:59:59.999Z"))).toEqual(at("2026-02-01T00:00:00.000Z"));
+    // on 2026-02-01 at noon, 2026-01-01 is the last day past the window; 2026-01-02 is kept
+    expect(r.firstKeptDay(at("2026-02-01T12:00:00.000Z"))).toEqual(at("2026-01-02T00:00:00.000Z"));
+    expect(r.firstKeptDay(at("2026-02-01T00:00:00.000Z"))).toEqual(at("2026-01-02T00:00:00.000Z"));
+  });
+
+  it("lets a retry revive only rows with at least 24 hours left", () => {
+    const now = at("2026-02-01T12:00:00.000Z");
+    // 2026-01-02 goes at 2026-02-02T00:00 (12 h away): refused; 2026-01-03 (36 h away): allowed
+    expect(r.earliestRevivable(now)).toEqual(at("2026-01-03T00:00:00.000Z"));
+    expect(r.removalTime(at("2026-01-03T00:00:00.000Z")).getTime() - now.getTime()).toBeGreaterThanOrEqual(DAY_MS);
+    expect(r.removalTime(at("2026-01-02T23:59:59.999Z")).getTime() - now.getTime()).toBeLessThan(DAY_MS);
+    // exactly at a day boundary the boundary day itself is still revivable
+    expect(r.earliestRevivable(at("2026-02-01T00:00:00.000Z"))).toEqual(at("2026-01-02T00:00:00.000Z"));
+  });
+
+  it("refuses a window under one day", () => {
+    expect(() => retention(0)).toThrow(RangeError);
+    expect(() => retention(1.5)).toThrow(RangeError);
+  });
+});
+
+describe("ids name their day partition", () => {
+  it("reads the time of a UUIDv7 and bounds a lookup a day either side; other versions are unbounded", () => {
+    const before = Date.now();
+    const id = newId();
+    const t = uuidv7Time(id)!.getTime();
+    expect(t).toBeGreaterThanOrEqual(before);
+    expect(t).toBeLessThanOrEqual(Date.now());
+    expect(idTimeWindow(id)).toEqual({ from: new Date(t - DAY_MS), until: new Date(t + DAY_MS) });
+    expect(uuidv7Time("3b241101-e2bb-4255-8caf-4136c566a962")).toBeNull();
+    expect(idTimeWindow("3b241101-e2bb-4255-8caf-4136c566a962")).toBeNull();
+  });
+});
+
+describe("ARS_RETENTION_DAYS and ARS_HOUSEKEEPING_INTERVAL_MS", () => {
+  it("default to 30 days and an hour", () => {
+    expect(loadConfig({})).toMatchObject({ retentionDays: 30, housekeepingIntervalMs: 3_600_000 });
+    expect(loadConfig({ ARS_RETENTION_DAYS: "7", ARS_HOUSEKEEPING_INTERVAL_MS: "600000" })).toMatchObject({ retentionDays: 7, housekeepingIntervalMs: 600_000 });
+  });
+
+  it.each([
+    [{ ARS_RETENTION_DAYS: "0" }, /ARS_RETENTION_DAYS must be an integer >= 1/],
+    [{ ARS_RETENTION_DAYS: "thirty" }, /ARS_RETENTION_DAYS/],
+    [{ ARS_RETENTION_DAYS: "3651" }, /ARS_RETENTION_DAYS must be an integer from 1 to 3650/],
+    [{ ARS_HOUSEKEEPING_INTERVAL_MS: "1000" }, /ARS_HOUSEKEEPING_INTERVAL_MS must be an integer >= 60000/],
+    [{ ARS_HOUSEKEEPING_INTERVAL_MS: "90000000" }, /ARS_HOUSEKEEPING_INTERVAL_MS must be an integer from 60000 to 86400000/],
+  ])("refuses %j at start-up", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
