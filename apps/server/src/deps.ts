@@ -144,7 +144,10 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
         throw err;
       })
       : null;
-    const housekeeper = createHousekeeper({ db, retention: kept, clock, logger, intervalMs: config.housekeepingIntervalMs });
+    const housekeeper = createHousekeeper({
+      db, retention: kept, clock, logger, intervalMs: config.housekeepingIntervalMs,
+      onRun: metrics?.housekeeping.run, onFailure: metrics?.housekeeping.failed,
+    });
     return {
       config,
       db,

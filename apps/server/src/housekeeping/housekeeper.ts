@@ -1,6 +1,6 @@
 // One loop for every table that only ever grows with time: the day partitions of events,
 // deliveries and attempts (created ahead of need, dropped whole once past the retention window)
-// and expired Idempotency-Key rows. Every serve and worker process runs the loop; a PostgreSQL
+// expired Idempotency-Key rows and ended rate-limit windows. Every serve and worker process runs the loop; a PostgreSQL
 // advisory lock lets exactly one of them work at a time (the others skip that turn). README,
 // "Retention and housekeeping".
 import type { Database, Session } from "../db/client.js";
@@ -9,6 +9,7 @@ import { errorField } from "../lib/narrow.js";
 import type { Logger } from "../lib/logger.js";
 import { DAY_MS, dayStart, type Retention } from "../lib/retention.js";
 import { idempotencyKeysRepo } from "../repos/idempotency-keys.repo.js";
+import { rateLimitsRepo } from "../repos/rate-limits.repo.js";
 import { PARTITIONED_TABLES, dayPartitionName, partitionsRepo, type Partition, type PartitionsRepo } from "../repos/partitions.repo.js";
 
 /** The advisory lock of the housekeeping run (one bigint key space shared with Prisma's migrate lock 72707369). */
@@ -23,7 +24,7 @@ const MAX_KEYS_PER_RUN = 200_000;
 
 const LOCK_NOT_AVAILABLE = "55P03";
 
-export type HousekeptTable = (typeof PARTITIONED_TABLES)[number]["name"] | "idempotency_keys";
+export type HousekeptTable = (typeof PARTITIONED_TABLES)[number]["name"] | "idempotency_keys" | "rate_limit_windows";
 
 /** What one run did (the metrics of the run are derived from it). */
 export interface HousekeepingSummary {
@@ -54,6 +55,8 @@ export interface HousekeeperOptions {
   aheadDays?: number;
   /** told of every run that did the work (metrics) */
   onRun?: (summary: HousekeepingSummary) => void;
+  /** told of every run that failed (metrics; the failure is logged here) */
+  onFailure?: () => void;
 }
 
 export interface Housekeeper {
@@ -78,6 +81,7 @@ const noneRemoved = (): Record<HousekeptTable, number> => ({
   webhook_deliveries: 0,
   webhook_delivery_attempts: 0,
   idempotency_keys: 0,
+  rate_limit_windows: 0,
 });
 
 /** Partitions of one table's day (or its history) are removed together with its deliveries' decision. */
@@ -168,6 +172,9 @@ export function createHousekeeper(o: HousekeeperOptions): Housekeeper {
     await ensurePartitions(repo, now, aheadDays, s);
     await dropExpired(repo, o.retention.firstKeptDay(now), s);
     await sweepKeys(session, now, s);
+    // the counting statement deletes a token's ended windows as it goes; these are the last
+    // windows of tokens no longer used
+    s.removed.rate_limit_windows = await rateLimitsRepo(session).sweepExpired();
     s.durationMs = Math.round(performance.now() - started);
     return s;
   }
@@ -210,6 +217,7 @@ export function createHousekeeper(o: HousekeeperOptions): Housekeeper {
     current = runOnce()
       .catch((err: unknown) => {
         o.logger.error({ err: String(err) }, "housekeeping run failed; retried at the next interval");
+        o.onFailure?.();
         return null;
       })
       .finally(() => {

@@ -8,6 +8,7 @@ import type { DeliveryObserver } from "../delivery/observer.js";
 import type { Logger } from "../lib/logger.js";
 import { databaseGauges } from "./database.js";
 import { deliveryMetrics } from "./delivery.js";
+import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.js";
 import { requestDurations, type RequestDurations } from "./http-requests.js";
 
 export interface Metrics {
@@ -16,6 +17,8 @@ export interface Metrics {
   requests: RequestDurations;
   /** what the delivery engine reports */
   delivery: DeliveryObserver;
+  /** what the housekeeping loop reports */
+  housekeeping: HousekeepingObserver;
 }
 
 export interface MetricsOptions {
@@ -33,5 +36,5 @@ export function createMetrics({ db, engineDb, clock, logger }: MetricsOptions): 
   // nodejs_*), which every Node.js dashboard and alert already knows
   collectDefaultMetrics({ register: registry });
   databaseGauges(registry, { db, engineDb, clock, logger });
-  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry) };
+  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry), housekeeping: housekeepingMetrics(registry) };
 }

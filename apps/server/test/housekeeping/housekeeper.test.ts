@@ -53,7 +53,7 @@ describe("housekeeping", () => {
     );
     expect(first.partitionsDropped).toEqual([]);
     const line = lines.map((l) => JSON.parse(l) as { msg: string; housekeeping?: HousekeepingSummary }).find((l) => l.msg === "housekeeping run");
-    expect(line?.housekeeping).toMatchObject({ removed: { events: 0, webhook_deliveries: 0, webhook_delivery_attempts: 0, idempotency_keys: 0 } });
+    expect(line?.housekeeping).toMatchObject({ removed: { events: 0, webhook_deliveries: 0, webhook_delivery_attempts: 0, idempotency_keys: 0, rate_limit_windows: 0 } });
     expect(line?.housekeeping?.durationMs).toBeGreaterThanOrEqual(0);
 
     const second = await work(t.db, now);
