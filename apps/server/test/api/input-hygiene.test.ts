@@ -1,4 +1,4 @@
-// DESIGN.md §10 and issue 11: inputs that once answered 5xx, were silently reinterpreted, or
+// The input rules of docs/api-decisions.md#input-hygiene: inputs that once answered 5xx, were silently reinterpreted, or
 // were refused one parameter at a time. Each is refused (or accepted) at the layer that owns it.
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
