@@ -1,4 +1,5 @@
 import { DEFAULT_HEAP, type HeapSettings } from "./heap-defaults.js";
+import { DEFAULT_DNS_TIMEOUT_MS } from "./net/resolver.js";
 import { defaultDataDir } from "./lib/paths.js";
 
 const SECOND = 1000;
@@ -47,6 +48,8 @@ export interface Config {
   staticHosts: Record<string, string[]>;
   /** PEM file of an extra CA trusted for receivers (local development only). */
   extraCaFile: string | undefined;
+  /** The longest a receiver's name may take to resolve (A and AAAA together), at endpoint creation and before a connection. */
+  dnsTimeoutMs: number;
   /** Run the delivery engine inside this process. */
   dispatcher: boolean;
   /** Port of the metrics listener (`GET /metrics`); 0 asks for any free port; null: no metrics at all. */
@@ -226,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowCidrs: list(env, "ARS_ALLOW_PRIVATE_CIDRS"),
     staticHosts: staticHosts(env),
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
+    dnsTimeoutMs: intInRange(env, "ARS_DNS_TIMEOUT_MS", DEFAULT_DNS_TIMEOUT_MS, 1, 60_000),
     dispatcher: bool(env, "ARS_DISPATCHER", true),
     heap: {
       growingPercent: int(env, "ARS_HEAP_GROWING_PERCENT", DEFAULT_HEAP.growingPercent),

@@ -6,7 +6,7 @@ import { Agent, buildConnector } from "undici";
 import { errorField, isRecord } from "../lib/narrow.js";
 import { TRANSPORT_HEADERS } from "../lib/receiver-headers.js";
 import type { AddressPolicy } from "../net/ip-policy.js";
-import type { ResolvedAddress, Resolver } from "../net/resolver.js";
+import { DnsLookupError, type ResolvedAddress, type Resolver } from "../net/resolver.js";
 
 export type SendErrorCode =
   | "connection_error"
@@ -37,7 +37,7 @@ export interface WebhookSendOutcome extends SendOutcome {
   responseBody: string | null;
 }
 
-/** How much of a receiver's answer the attempt history keeps (DESIGN.md §7). */
+/** How much of a receiver's answer an attempt row keeps as `response_body` (docs/delivery.md#states). */
 export const RESPONSE_PREVIEW_BYTES = 1024;
 
 /**
@@ -133,6 +133,18 @@ export function createPinnedLookup(resolver: Resolver, addressPolicy: AddressPol
   };
 }
 
+/** The resolver's own failure, wherever undici or net put it (a cause, an AggregateError's list). */
+function findDnsError(err: unknown, depth = 0): DnsLookupError | undefined {
+  if (err instanceof DnsLookupError) return err;
+  if (depth > 5 || !isRecord(err)) return undefined;
+  const inner = [err.cause, ...(Array.isArray(err.errors) ? err.errors : [])];
+  for (const e of inner) {
+    const found = findDnsError(e, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 function collectCodes(err: unknown, into: string[] = [], depth = 0): string[] {
   if (depth > 5 || !isRecord(err)) return into;
   const e = err;
@@ -162,7 +174,10 @@ export interface ClassifyContext {
   totalTimeoutMs: number;
 }
 
-/** Maps whatever undici or Node threw onto DESIGN.md §2's `last_error.code` vocabulary. */
+/**
+ * Maps whatever undici or Node threw onto the `last_error.code` vocabulary of the API
+ * (docs/delivery.md#states), with a message that names the host and the reason only.
+ */
 export function classifyError(err: unknown, ctx: ClassifyContext): SendError {
   const codes = collectCodes(err);
   const first = (test: (c: string) => boolean) => codes.find(test);
@@ -171,6 +186,10 @@ export function classifyError(err: unknown, ctx: ClassifyContext): SendError {
     const message = err instanceof Error && errorField(err, "code") === BLOCKED ? err.message : `${ctx.hostname} is not an allowed destination`;
     return { code: "destination_blocked", message };
   }
+  // The resolver's failures (a timeout included) are DNS's, whatever code they carry: a DNS
+  // server refusing is no refused connection to the receiver.
+  const unresolved = findDnsError(err);
+  if (unresolved) return { code: "dns_error", message: unresolved.message };
   const timeout = first((c) => TIMEOUT_CODES.has(c));
   if (timeout === "UND_ERR_CONNECT_TIMEOUT") return { code: "timeout", message: `could not connect to ${ctx.hostname} within ${ctx.connectTimeoutMs} ms` };
   if (timeout) return { code: "timeout", message: `${ctx.hostname} did not answer within ${ctx.totalTimeoutMs} ms` };

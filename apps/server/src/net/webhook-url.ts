@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import type { AddressPolicy } from "./ip-policy.js";
-import type { Resolver } from "./resolver.js";
+import { DnsLookupError, type Resolver } from "./resolver.js";
 
 export type WebhookUrlCheck =
   | { ok: true; url: URL; addresses: string[] }
@@ -103,6 +103,13 @@ export function checkWebhookUrlSyntax(raw: string): { reason: string } | { url: 
   return { url, hostname };
 }
 
+/** Why a name gave no addresses: it has none, or DNS could not tell (then trying again may help). */
+function unresolved(hostname: string, err: unknown): string {
+  if (!(err instanceof DnsLookupError) || err.code === "ENOTFOUND") return `URL host "${hostname}" does not resolve`;
+  if (err.code === "ETIMEOUT") return `URL host "${hostname}" could not be checked: DNS did not answer within ${err.timeoutMs} ms; try again later`;
+  return `URL host "${hostname}" could not be checked: DNS failed (${err.code}); try again later`;
+}
+
 /** docs/api-decisions.md#webhook-endpoints: every rule behind INVALID_WEBHOOK_URL (the length limit is the contract's). */
 export async function checkWebhookUrl(raw: string, { resolver, addressPolicy }: WebhookUrlCheckOptions): Promise<WebhookUrlCheck> {
   const syntax = checkWebhookUrlSyntax(raw);
@@ -112,8 +119,8 @@ export async function checkWebhookUrl(raw: string, { resolver, addressPolicy }: 
   let answers: Awaited<ReturnType<Resolver>>;
   try {
     answers = await resolver(hostname);
-  } catch {
-    return fail(`URL host "${hostname}" does not resolve`);
+  } catch (err) {
+    return fail(unresolved(hostname, err));
   }
   if (answers.length === 0) return fail(`URL host "${hostname}" does not resolve`);
 
