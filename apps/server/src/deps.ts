@@ -13,11 +13,12 @@ import { routedSender } from "./delivery/transport.js";
 import { createHousekeeper, type Housekeeper } from "./housekeeping/housekeeper.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { retention } from "./lib/retention.js";
+import { createTeardown } from "./lib/teardown.js";
 import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
 import { createMetrics, type Metrics } from "./metrics/registry.js";
 import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret-box.js";
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
-import { staticResolver, systemResolver, type Resolver } from "./net/resolver.js";
+import { createDnsResolver, staticResolver, type Resolver } from "./net/resolver.js";
 import { createServices, type Services } from "./services/index.js";
 import { ENDPOINT_LIMIT } from "./services/webhook-endpoints.service.js";
 
@@ -59,7 +60,11 @@ export interface Deps {
   listeners: ListenerHub;
   /** This process's metrics and their listener, unless `config.metricsPort` is null. */
   metrics: (Metrics & { listener: MetricsListener }) | null;
-  /** Stops the dispatcher (in-flight attempts finish), then closes the sender and the database. */
+  /**
+   * Stops housekeeping, the listener streams and the dispatcher (in-flight attempts finish),
+   * then closes what start-up opened, last opened first: metrics listener, engine pool, sender,
+   * LISTEN subscription, replica, database (and its lock). Once; later calls share the first.
+   */
   close(): Promise<void>;
 }
 
@@ -90,17 +95,23 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   const key = config.inMemory && !config.encryptionKey
     ? randomBytes(32)
     : loadEncryptionKey({ envValue: config.encryptionKey, dataDir: embedded ? config.dataDir : undefined });
-  const owned = !o.database;
-  const db = o.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory }));
-  const closeDb = () => (owned ? db.close() : Promise.resolve());
+  // Everything opened below is registered here as it opens: a failure half-way releases what is
+  // open (the embedded lock included), and close() releases it all, last opened first.
+  const opened = createTeardown();
   try {
+    const owned = !o.database;
+    const db = o.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory }));
+    if (owned) opened.add(() => db.close());
     if (owned && (embedded || o.migrate)) await migrate(db);
     const replica = config.databaseReadUrl && db.kind === "postgres" ? listReplica(config.databaseReadUrl, db, logger) : undefined;
+    if (replica) opened.add(() => replica.close());
     const clock = o.clock ?? systemClock;
     const kept = retention(config.retentionDays);
     const signal = await createQueueSignal(db, (err) => logger.warn({ err: String(err) }, "delivery notify failed"));
+    opened.add(() => signal.close());
     const secretBox = createSecretBox(key);
-    const resolver = o.resolver ?? withStaticHosts(config.staticHosts, systemResolver);
+    // One resolver for the API's URL checks and the engine's connections: one deadline, one hosts file.
+    const resolver = o.resolver ?? withStaticHosts(config.staticHosts, createDnsResolver({ timeoutMs: config.dnsTimeoutMs }));
     const addressPolicy = createAddressPolicy({ allowCidrs: config.allowCidrs });
     const extraCa = o.extraCa ?? (config.extraCaFile ? readFileSync(config.extraCaFile) : undefined);
     const d = config.delivery;
@@ -113,13 +124,19 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       maxResponseBytes: d.maxResponseBytes,
       userAgent: d.userAgent,
     });
+    opened.add(() => sender.close());
     // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
     // requests, nor API requests behind them. PGlite has one connection whatever we do.
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
       ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
       : null;
+    if (engineDb) opened.add(() => engineDb.close());
     const metricsPort = config.metricsPort;
     const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, logger });
+    const listener = metrics && metricsPort !== null
+      ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger })
+      : null;
+    if (listener) opened.add(() => listener.close());
     const listeners = createListenerHub({
       db, logger, sender, secretBox, signal, config: d, clock, observe: metrics?.delivery,
       graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, limit: ENDPOINT_LIMIT,
@@ -138,16 +155,15 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const dispatcher = config.dispatcher
       ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock, observe: metrics?.delivery })
       : null;
-    const listener = metrics && metricsPort !== null
-      ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger }).catch(async (err: unknown) => {
-        await engineDb?.close();
-        throw err;
-      })
-      : null;
+    if (dispatcher) opened.add(() => dispatcher.stop());
+    // before the dispatcher: in-flight attempts on a listener's stream end with the stream
+    opened.add(() => listeners.stop());
     const housekeeper = createHousekeeper({
       db, retention: kept, clock, logger, intervalMs: config.housekeepingIntervalMs,
       onRun: metrics?.housekeeping.run, onFailure: metrics?.housekeeping.failed,
     });
+    opened.add(() => housekeeper.stop());
+    let closing: Promise<void> | undefined;
     return {
       config,
       db,
@@ -164,20 +180,10 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       housekeeper,
       listeners,
       metrics: metrics && listener ? { ...metrics, listener } : null,
-      async close() {
-        await housekeeper.stop();
-        await listeners.stop();
-        await dispatcher?.stop();
-        await listener?.close();
-        await engineDb?.close();
-        await sender.close();
-        await signal.close();
-        await replica?.close();
-        await closeDb();
-      },
+      close: () => (closing ??= opened.run()),
     };
   } catch (err) {
-    await closeDb();
+    await opened.run().catch((closeErr: unknown) => logger.warn({ err: String(closeErr) }, "releasing what a failed start-up opened failed"));
     throw err;
   }
 }

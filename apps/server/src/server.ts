@@ -32,49 +32,72 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   const contract = loadContract(SPEC_PATH);
   const heapFlags = applyHeapSettings(config.heap);
   const deps = await createDeps(config, overrides);
-  if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
-  const app = buildApp({
-    db: deps.db,
-    services: deps.services,
-    secretBox: deps.secretBox,
-    contract,
-    logger: deps.logger,
-    docsDir: DOCS_DIR,
-    validateResponses: config.validateResponses,
-    bodyLimitBytes: config.bodyLimitBytes,
-    rateLimitPerMinute: config.rateLimitPerMinute,
-    requestDurations: deps.metrics?.requests,
-  });
-  // Partitions for today and the days ahead exist before the first request or delivery.
-  await deps.housekeeper.start();
-  const limits = config.httpLimits;
-  const server: Server = createServer(
-    {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      // how often the two timeouts are enforced (Node's default, 30 s, would stretch them)
-      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
-    },
-    app,
-  );
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.maxConnections = limits.maxConnections;
-  server.on("clientError", answerClientError);
-  // what an operator sees of clients the limits cut off (nothing of the request is logged)
-  server.on("clientError", (err: Error & { code?: string }) => {
-    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") deps.logger.info({ code: err.code }, "client cut off: the request did not arrive in time");
-  });
-  server.on("drop", () => deps.logger.warn({ max_connections: limits.maxConnections }, "connection refused: too many open connections"));
-  server.listen(config.port, config.host);
-  await once(server, "listening");
-  const port = boundPort(server.address());
-  const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
-  deps.dispatcher?.start();
-  await deps.listeners.start();
+  let server: Server | undefined;
+  try {
+    if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
+    const app = buildApp({
+      db: deps.db,
+      services: deps.services,
+      secretBox: deps.secretBox,
+      contract,
+      logger: deps.logger,
+      docsDir: DOCS_DIR,
+      validateResponses: config.validateResponses,
+      bodyLimitBytes: config.bodyLimitBytes,
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      requestDurations: deps.metrics?.requests,
+    });
+    // Partitions for today and the days ahead exist before the first request or delivery.
+    await deps.housekeeper.start();
+    const limits = config.httpLimits;
+    server = createServer(
+      {
+        maxHeaderSize: MAX_HEADER_BYTES,
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        // how often the two timeouts are enforced (Node's default, 30 s, would stretch them)
+        connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4))),
+      },
+      app,
+    );
+    server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+    server.maxConnections = limits.maxConnections;
+    server.on("clientError", answerClientError);
+    // what an operator sees of clients the limits cut off (nothing of the request is logged)
+    server.on("clientError", (err: Error & { code?: string }) => {
+      if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") deps.logger.info({ code: err.code }, "client cut off: the request did not arrive in time");
+    });
+    server.on("drop", () => deps.logger.warn({ max_connections: limits.maxConnections }, "connection refused: too many open connections"));
+    await listen(server, config.port, config.host);
+    const port = boundPort(server.address());
+    const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
+    deps.dispatcher?.start();
+    await deps.listeners.start();
+    return running(server, deps, `http://${host.includes(":") ? `[${host}]` : host}:${port}`, port);
+  } catch (err) {
+    // Nothing may outlive a failed start: the port, the pools, the LISTEN client, the embedded lock.
+    if (server?.listening) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+    }
+    await deps.close().catch((closeErr: unknown) => deps.logger.warn({ err: String(closeErr) }, "releasing what a failed start-up opened failed"));
+    throw err;
+  }
+}
+
+async function listen(server: Server, port: number, host: string): Promise<void> {
+  server.listen(port, host);
+  try {
+    await once(server, "listening");
+  } catch (err) {
+    throw new Error(`the API cannot listen on ${host}:${port} (PORT, ARS_HOST): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+function running(server: Server, deps: Deps, url: string, port: number): RunningServer {
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    url,
     port,
     deps,
     db: deps.db,

@@ -21,8 +21,14 @@ export async function startWorker(opts: StartWorkerOptions = {}): Promise<Runnin
   const deps = await createDeps(config, overrides);
   if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
   const dispatcher = deps.dispatcher!;
-  // Partitions for today and the days ahead exist before the first delivery is recorded.
-  await deps.housekeeper.start();
+  try {
+    // Partitions for today and the days ahead exist before the first delivery is recorded.
+    await deps.housekeeper.start();
+  } catch (err) {
+    // Nothing may outlive a failed start: the pools, the LISTEN client, the metrics port.
+    await deps.close().catch((closeErr: unknown) => deps.logger.warn({ err: String(closeErr) }, "releasing what a failed start-up opened failed"));
+    throw err;
+  }
   dispatcher.start();
   deps.logger.info({ dispatcher: dispatcher.id, database: deps.db.kind }, "delivery worker started");
   let closing: Promise<void> | undefined;

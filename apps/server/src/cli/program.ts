@@ -90,25 +90,35 @@ export function buildProgram(io: CliIo = processIo): Command {
       ]);
       const server = await startServer({ migrate: true });
       const { config } = server.deps;
-      // The embedded database is this process's alone: other commands reach it through this socket.
-      const admin = server.db.kind === "pglite" && !config.inMemory
-        ? await listenAdminSocket(
-            adminSocketPath(config.dataDir),
-            (request) => {
-              // which command ran, never its arguments' secrets (requests carry none, answers may)
-              server.deps.logger.info({ op: recordOf(request).op }, "admin command");
-              return runAdminOp(server.deps, request);
-            },
-            oneLine,
-          )
-        : undefined;
-      // before announcing the address: whoever reads it may signal us at once
-      closeOnSignal(io, async () => {
-        await admin?.close();
-        await server.close();
-      });
-      const demo = await boot.bootstrapDemo(server.deps);
-      const mint = demo ? null : await boot.mintCommand(server.deps, boot.cliInvocation(io.env));
+      let admin: Awaited<ReturnType<typeof listenAdminSocket>> | undefined;
+      let demo: Awaited<ReturnType<typeof boot.bootstrapDemo>>;
+      let mint: string | null;
+      try {
+        // The embedded database is this process's alone: other commands reach it through this socket.
+        admin = server.db.kind === "pglite" && !config.inMemory
+          ? await listenAdminSocket(
+              adminSocketPath(config.dataDir),
+              (request) => {
+                // which command ran, never its arguments' secrets (requests carry none, answers may)
+                server.deps.logger.info({ op: recordOf(request).op }, "admin command");
+                return runAdminOp(server.deps, request);
+              },
+              oneLine,
+            )
+          : undefined;
+        // before announcing the address: whoever reads it may signal us at once
+        closeOnSignal(io, async () => {
+          await admin?.close();
+          await server.close();
+        });
+        demo = await boot.bootstrapDemo(server.deps);
+        mint = demo ? null : await boot.mintCommand(server.deps, boot.cliInvocation(io.env));
+      } catch (err) {
+        // a server that cannot finish starting stops, and gives back its port, pools and lock
+        await admin?.close().catch(() => undefined);
+        await server.close().catch(() => undefined);
+        throw err;
+      }
       const database = server.db.kind === "pglite" ? `embedded database in ${config.dataDir}` : "PostgreSQL";
       server.deps.logger.info({ url: server.url, database: server.db.kind, dispatcher: config.dispatcher }, "listening");
       if (o.json) {
