@@ -277,7 +277,16 @@ WITH input AS (
    WHERE e.id = s.endpoint_id AND e.status = 'enabled' AND e.failing_since IS DISTINCT FROM s.failing_since
   RETURNING e.id
 )
-SELECT id FROM d`;
+SELECT id FROM d
+UNION ALL
+-- Written already: an outcome whose earlier write committed but whose answer was lost with its
+-- connection is written again by the recorder, and its attempt row (written in the same
+-- statement) shows it was recorded. Probed only for outcomes the update above did not take.
+SELECT i.delivery_id FROM input i
+ WHERE i.attempt_id IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM d WHERE d.id = i.delivery_id)
+   AND EXISTS (SELECT 1 FROM webhook_delivery_attempts a
+                WHERE a.id = i.attempt_id AND a.started_at = i.started_at AND a.delivery_id = i.delivery_id)`;
 
 const LOCK_ENDPOINTS = `
 SELECT id, failing_since

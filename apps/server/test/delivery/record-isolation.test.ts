@@ -54,6 +54,14 @@ async function claimBoth(queue: ReturnType<typeof deliveriesQueueRepo>, now: Dat
   };
 }
 
+/** Both seeded deliveries back to pending and due, with no attempts. */
+async function unrecorded(): Promise<void> {
+  await t!.db.exec(`
+    DELETE FROM webhook_delivery_attempts;
+    UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = now() - interval '1 second',
+           locked_until = NULL, lease_owner = NULL, delivered_at = NULL;`);
+}
+
 /** What is stored for an endpoint's delivery: its status and how many attempt rows it has. */
 async function storedOf(endpointId: string) {
   const [row] = await t!.db.query<{ status: string; attempt_count: number; attempts: number }>(
@@ -78,7 +86,7 @@ describe("recording a batch whose one half cannot be written", () => {
     ["the failures' transaction", FAILING],
     ["the successes' statement", HEALTHY],
   ])("When %s fails, Then the other half is written and reported written, and the failed half is reported failed and nothing of it is stored", async (_half, broken) => {
-    await t!.db.exec(`DELETE FROM webhook_delivery_attempts; UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, locked_until = NULL, lease_owner = NULL, delivered_at = NULL;`);
+    await unrecorded();
     // A real failure inside the database: the attempt row of one endpoint cannot be inserted.
     await t!.db.exec(`
       CREATE OR REPLACE FUNCTION refuse_attempt() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -102,6 +110,24 @@ describe("recording a batch whose one half cannot be written", () => {
     } finally {
       await t!.db.exec("DROP TRIGGER IF EXISTS refuse_attempt ON webhook_delivery_attempts;");
     }
+  });
+  it("When a batch that committed is written again (its answer was lost with its connection), Then its outcomes are reported recorded and nothing is stored twice", async () => {
+    await unrecorded();
+    const queue = deliveriesQueueRepo(t!.db);
+    const outcome = await claimBoth(queue, new Date());
+    const batch = [outcome(HEALTHY), outcome(FAILING)];
+    const written = [
+      { status: "fulfilled", value: { recorded: true, disabled: null } },
+      { status: "fulfilled", value: { recorded: true, disabled: null } },
+    ];
+    expect(await queue.recordBatch(batch, 3_600_000)).toEqual(written);
+    expect(await queue.recordBatch(batch, 3_600_000)).toEqual(written);
+    expect(await storedOf(HEALTHY)).toEqual({ status: "succeeded", attempt_count: 1, attempts: 1 });
+    expect(await storedOf(FAILING)).toEqual({ status: "retrying", attempt_count: 1, attempts: 1 });
+
+    // another claim's outcome for a row it does not hold is still not recorded
+    const stranger = { ...outcome(HEALTHY), leaseToken: "another lease", attempt: { ...outcome(HEALTHY).attempt!, id: newId() } };
+    expect(await queue.recordBatch([stranger], 3_600_000)).toEqual([{ status: "fulfilled", value: { recorded: false, disabled: null } }]);
   });
 });
 
