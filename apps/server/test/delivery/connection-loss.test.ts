@@ -72,8 +72,7 @@ describe.skipIf(!onPostgres)("connections dropped under load (PostgreSQL only: s
         res.writeHead(204).end();
       },
     });
-    const endpoints = [];
-    for (let i = 0; i < 3; i++) endpoints.push(await endpointFor(org.api, `${r.url}/${i}`));
+    const endpoints = await Promise.all([0, 1, 2].map((i) => endpointFor(org.api, `${r.url}/${i}`)));
     const EVENTS = 100;
     for (let i = 0; i < EVENTS; i++) await publish(org.api);
     opened = true;
