@@ -90,13 +90,15 @@ export function createRecorder<T, R>({
     const batch: Waiting<T, R>[] = [];
     const keys = new Set<string>();
     const left: Waiting<T, R>[] = [];
-    for (const w of gathered) {
-      if (batch.length < maxBatch && !busyKeys.has(w.key) && !keys.has(w.key)) {
+    let i = 0;
+    for (; i < gathered.length && batch.length < maxBatch; i++) {
+      const w = gathered[i]!;
+      if (!busyKeys.has(w.key) && !keys.has(w.key)) {
         batch.push(w);
         keys.add(w.key);
       } else left.push(w);
     }
-    gathered = left;
+    gathered = i < gathered.length ? [...left, ...gathered.slice(i)] : left;
     return batch;
   }
 
@@ -144,7 +146,8 @@ export function createRecorder<T, R>({
   function failed(items: Waiting<T, R>[], err: unknown): void {
     const now = clock.now().getTime();
     for (const w of items) w.failures++;
-    const failures = Math.min(...items.map((w) => w.failures));
+    // a batch mixing new outcomes with old ones backs off as long as its oldest has failed
+    const failures = Math.max(...items.map((w) => w.failures));
     const delay = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** (failures - 1));
     const oldest = Math.max(...items.map((w) => now - w.acceptedAt));
     backingOffCount += items.length;
