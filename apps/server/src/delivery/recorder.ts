@@ -111,7 +111,7 @@ export function createRecorder<T, R>({
       for (const w of batch) hold(w, 1);
       writing++;
       inWrites += batch.length;
-      write(batch.map((w) => w.item))
+      writeBatch(batch)
         .then(
           (results) => ((inWrites -= batch.length), settleBatch(batch, results)),
           (err: unknown) => ((inWrites -= batch.length), failed(batch, err)),
@@ -122,6 +122,15 @@ export function createRecorder<T, R>({
           if (gathered.length) writeNow();
           settleIdle();
         });
+    }
+  }
+
+  /** A write that throws at once fails its batch like one that rejects: nothing is dropped. */
+  function writeBatch(batch: Waiting<T, R>[]): Promise<PromiseSettledResult<R>[]> {
+    try {
+      return write(batch.map((w) => w.item));
+    } catch (err) {
+      return Promise.reject(err);
     }
   }
 

@@ -96,6 +96,21 @@ describe("recorder (an outcome whose write failed is written again, never droppe
     expect(r.pending()).toBe(0);
   });
 
+  it("When the write throws before it returns a promise, Then the batch is kept and written again like any failed write", async () => {
+    let calls = 0;
+    const write = (batch: number[]) => {
+      if (++calls === 1) throw new Error("no connection to hand out");
+      return Promise.resolve(batch.map((n) => fulfilled(`ok ${n}`)));
+    };
+    const { r, clock } = recorder(write, { maxBatch: 1, retryDelayMs: 1_000 });
+    const result = r.record(10);
+    await tick();
+    expect(r.pending()).toBe(1);
+    clock.advance(1_000);
+    expect(await result).toBe("ok 10");
+    expect(calls).toBe(2);
+  });
+
   it("When one part of a batch fails, Then only its items are written again; the others resolve at once", async () => {
     const w = heldWrites();
     const { r, clock } = recorder(w.write, { maxBatch: 2, retryDelayMs: 1_000 });
