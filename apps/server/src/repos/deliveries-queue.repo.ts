@@ -276,17 +276,20 @@ WITH input AS (
     FROM jsonb_to_recordset($2::jsonb) AS s(endpoint_id uuid, failing_since timestamptz, at timestamptz)
    WHERE e.id = s.endpoint_id AND e.status = 'enabled' AND e.failing_since IS DISTINCT FROM s.failing_since
   RETURNING e.id
+), untaken AS MATERIALIZED (
+  -- outcomes the update did not take: their rows changed hands, or were recorded already
+  SELECT i.delivery_id, i.attempt_id, i.started_at FROM input i
+   WHERE i.attempt_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM d WHERE d.id = i.delivery_id)
 )
 SELECT id FROM d
 UNION ALL
--- Written already: an outcome whose earlier write committed but whose answer was lost with its
+-- Recorded already: an outcome whose earlier write committed but whose answer was lost with its
 -- connection is written again by the recorder, and its attempt row (written in the same
--- statement) shows it was recorded. Probed only for outcomes the update above did not take.
-SELECT i.delivery_id FROM input i
- WHERE i.attempt_id IS NOT NULL
-   AND NOT EXISTS (SELECT 1 FROM d WHERE d.id = i.delivery_id)
-   AND EXISTS (SELECT 1 FROM webhook_delivery_attempts a
-                WHERE a.id = i.attempt_id AND a.started_at = i.started_at AND a.delivery_id = i.delivery_id)`;
+-- statement) shows it was recorded. One key lookup per untaken outcome, none in the usual case
+-- (a scalar subquery over the materialized rest, so it never becomes a join over the history).
+SELECT u.delivery_id FROM untaken u
+ WHERE (SELECT true FROM webhook_delivery_attempts a
+         WHERE a.id = u.attempt_id AND a.started_at = u.started_at AND a.delivery_id = u.delivery_id LIMIT 1)`;
 
 const LOCK_ENDPOINTS = `
 SELECT id, failing_since
