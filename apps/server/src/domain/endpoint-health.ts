@@ -40,8 +40,8 @@ export function nextHealth(storedFailingSince: Date | null, outcomes: readonly P
 
 /** An endpoint's streak as it is to be stored, and the moment that changed. */
 export interface StreakChange {
-  endpoint_id: string;
-  failing_since: Date | null;
+  endpointId: string;
+  failingSince: Date | null;
   at: Date;
 }
 
@@ -55,7 +55,7 @@ export interface BatchHealth {
 }
 
 /** The outcomes that say something about an endpoint, grouped by endpoint. */
-export function byEndpoint<T extends HealthInput>(outcomes: readonly T[]): Map<string, T[]> {
+function byEndpoint<T extends HealthInput>(outcomes: readonly T[]): Map<string, T[]> {
   const map = new Map<string, T[]>();
   for (const o of outcomes) {
     if (!o.effect) continue;
@@ -74,8 +74,8 @@ const latest = (outcomes: readonly HealthInput[]) => new Date(Math.max(...outcom
  * Pass `stored` as null when every outcome is a success: successes end a streak whatever it was,
  * so nothing needs reading or locking.
  */
-export function batchHealth<T extends HealthInput & { update: DeliveryUpdate }>(
-  outcomes: readonly T[],
+export function batchHealth(
+  outcomes: readonly (HealthInput & { update: DeliveryUpdate })[],
   stored: ReadonlyMap<string, Date | null> | null,
   disableAfterMs: number,
 ): BatchHealth {
@@ -84,7 +84,7 @@ export function batchHealth<T extends HealthInput & { update: DeliveryUpdate }>(
   for (const [endpointId, list] of byEndpoint(outcomes)) {
     if (stored && !stored.has(endpointId)) continue;
     const health = nextHealth(stored?.get(endpointId) ?? null, list, disableAfterMs);
-    streaks.push({ endpoint_id: endpointId, failing_since: health.failingSince, at: health.disabled?.at ?? latest(list) });
+    streaks.push({ endpointId, failingSince: health.failingSince, at: health.disabled?.at ?? latest(list) });
     if (health.disabled) disabled.set(endpointId, health.disabled);
   }
   const updates = outcomes.map((o) => (disabled.has(o.endpointId) ? afterEndpointDisabled(o.update) : o.update));

@@ -354,7 +354,8 @@ async function writeBatch(
   updates: readonly DeliveryUpdate[],
   streaks: readonly StreakChange[],
 ): Promise<Set<string>> {
-  const rows = await tx.query<{ id: string }>(RECORD_BATCH, [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streaks)]);
+  const streakRows = streaks.map((s) => ({ endpoint_id: s.endpointId, failing_since: s.failingSince, at: s.at }));
+  const rows = await tx.query<{ id: string }>(RECORD_BATCH, [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streakRows)]);
   return new Set(rows.map((r) => r.id));
 }
 

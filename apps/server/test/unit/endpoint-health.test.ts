@@ -63,8 +63,8 @@ describe("batchHealth (a recorded batch's effect on its endpoints)", () => {
     expect(out.updates.map((u) => [u.status, u.next_attempt_at])).toEqual([["failed", null], ["failed", null], ["retrying", at(60_000)]]);
     expect(out.updates[0]!.last_error_message).toBe("receiver answered 500");
     expect(out.streaks).toEqual([
-      { endpoint_id: A, failing_since: at(-DISABLE_AFTER_MS - 1), at: now },
-      { endpoint_id: B, failing_since: at(-1000), at: now },
+      { endpointId: A, failingSince: at(-DISABLE_AFTER_MS - 1), at: now },
+      { endpointId: B, failingSince: at(-1000), at: now },
     ]);
   });
 
@@ -82,7 +82,7 @@ describe("batchHealth (a recorded batch's effect on its endpoints)", () => {
       null,
       DISABLE_AFTER_MS,
     );
-    expect(out.streaks).toEqual([{ endpoint_id: A, failing_since: null, at: now }]);
+    expect(out.streaks).toEqual([{ endpointId: A, failingSince: null, at: now }]);
     expect(out.disabled.size).toBe(0);
   });
 });
