@@ -9,6 +9,7 @@
 //   housekeeping              (partitions, retention, expired rows; beside the engine)
 //   presenters                (stored row → API object; pure)
 //   repos, db                 (the only code that touches Prisma or SQL)
+//   domain                    (the delivery rules, each decided once: pure, no I/O; the engine and repos apply them)
 //   contract                  (the one reader of openapi.yaml: parses, resolves $refs, matches paths)
 //   lib, net                  (leaf utilities; import no layer)
 //
@@ -118,14 +119,18 @@ export default defineConfig(
   boundaries([`${SERVER}/**/*.ts`], { prisma: false, sender: false }),
   boundaries([`${SERVER}/contract/**/*.ts`], {
     contractReader: true,
-    layers: ["db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
+    layers: ["domain", "db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`], {
-    layers: ["contract", "db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
+    layers: ["contract", "domain", "db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
+  }),
+  // Decides, never reads or writes: what it needs is handed in, what it decides is handed back.
+  boundaries([`${SERVER}/domain/**/*.ts`], {
+    layers: ["contract", "db", "repos", "presenters", "delivery", "housekeeping", "services", ...EDGE, "metrics", "net"],
   }),
   boundaries([`${SERVER}/db/**/*.ts`], {
     prisma: false,
-    layers: ["contract", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
+    layers: ["contract", "domain", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
   boundaries([`${SERVER}/repos/**/*.ts`], {
     prisma: false,

@@ -5,12 +5,13 @@ import type { DeliveryConfig } from "../config.js";
 import { newId, uuidv7Millis } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import { ATTEMPT_TRIGGERS, stored } from "../lib/stored-values.js";
-import { unavailableCause, type ClaimedDelivery, type DeliveriesQueueRepo, type OutcomeRecord, type QueueEndpoint, type QueueEvent, type RecordResult } from "../repos/deliveries-queue.repo.js";
+import { endpointUnavailable, unavailableCause } from "../domain/endpoint-unavailable.js";
+import type { ClaimedDelivery, DeliveriesQueueRepo, OutcomeRecord, QueueEndpoint, QueueEvent, RecordResult } from "../repos/deliveries-queue.repo.js";
 import type { Attempt } from "./attempt.js";
 import type { Clock } from "./clock.js";
 import type { Keyring } from "./keyring.js";
 import type { DeliveryObserver } from "./observer.js";
-import { decideOutcome, endpointUnavailable } from "./outcome.js";
+import { decideOutcome } from "./outcome.js";
 import type { Recorder } from "./recorder.js";
 
 export interface Job {

@@ -71,6 +71,7 @@ export function createDispatcher({
   const keyring = createKeyring(secretBox);
   const recorder = createRecorder<OutcomeRecord, RecordResult>({
     write: (batch) => (observe.recordBatch(batch.length), queue.recordBatch(batch, config.failingDisableAfterMs)),
+    keyOf: (o) => o.deliveryId, log: logger.child({ component: "recorder" }),
     clock, maxBatch: config.recordBatchSize, maxDelayMs: config.recordDelayMs,
   });
   const log = logger.child({ component: "dispatcher", dispatcher: id });

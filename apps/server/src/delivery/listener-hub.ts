@@ -147,6 +147,7 @@ export function createListenerHub({
 
   const recorder = createRecorder<OutcomeRecord, RecordResult>({
     write: (batch) => (observe.recordBatch(batch.length), queue.recordBatch(batch, config.failingDisableAfterMs)),
+    keyOf: (o) => o.deliveryId, log: logger.child({ component: "recorder" }),
     clock, maxBatch: config.recordBatchSize, maxDelayMs: config.recordDelayMs,
   });
 

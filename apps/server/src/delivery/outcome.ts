@@ -1,27 +1,12 @@
-// What one attempt means for the delivery row, and what it says about its endpoint (DESIGN.md §2).
-// Pure: the dispatcher hands in the attempt's result, the clock and the dice, and stores what
-// comes back, so every transition of the state machine is testable without a network.
-import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
+// The engine's side of an attempt's outcome: the delivery state machine is decided in
+// domain/delivery-outcome.ts (docs/delivery.md#states); this binds it to the retry schedule as
+// configured and to the engine's dice, so the dispatcher hands in an attempt's result and the
+// clock and stores what comes back.
 import type { DeliveryConfig } from "../config.js";
-import { unavailableError, type DeliveryUpdate, type EndpointEffect, type UnavailableCause } from "../repos/deliveries-queue.repo.js";
-
-export type { DeliveryUpdate, EndpointEffect };
+import { decideOutcome as decide, type AttemptResult, type Outcome } from "../domain/delivery-outcome.js";
 import { nextRetryDelayMs } from "./retry-schedule.js";
 
-export interface AttemptResult {
-  /** true for a 2xx only */
-  ok: boolean;
-  /** the HTTP status of the answer; null when none arrived */
-  status: number | null;
-  error: { code: DeliveryErrorCode; message: string } | null;
-  /** the receiver's `Retry-After`, already turned into milliseconds */
-  retryAfterMs: number | null;
-}
-
-export interface Outcome {
-  delivery: DeliveryUpdate;
-  endpoint: EndpointEffect;
-}
+export type { AttemptResult, Outcome };
 
 export interface OutcomeInput {
   /** attempts made before this one */
@@ -34,62 +19,19 @@ export interface OutcomeInput {
   oneShot?: boolean;
 }
 
-export function decideOutcome({ attemptCount, result, now, random, config, oneShot = false }: OutcomeInput): Outcome {
-  const attempts = attemptCount + 1;
-  if (result.ok) {
-    return {
-      delivery: {
-        status: "succeeded",
-        attempt_count: attempts,
-        next_attempt_at: null,
-        last_response_status: result.status,
-        last_error_code: null,
-        last_error_message: null,
-        delivered_at: now,
-      },
-      endpoint: "healthy",
-    };
-  }
-
-  // A failure always has a reason; a missing one would be a bug upstream, not the receiver's fault.
-  const error = result.error ?? { code: "unexpected_status" as const, message: `receiver answered ${result.status}` };
-  const failed = (status: DeliveryUpdate["status"], nextAttemptAt: Date | null): DeliveryUpdate => ({
-    status,
-    attempt_count: attempts,
-    next_attempt_at: nextAttemptAt,
-    last_response_status: result.status,
-    last_error_code: error.code,
-    last_error_message: error.message,
-    delivered_at: null,
+export function decideOutcome({ attemptCount, result, now, random, config, oneShot }: OutcomeInput): Outcome {
+  return decide({
+    attemptCount, result, now, oneShot,
+    retryDelayMs: (failed) =>
+      nextRetryDelayMs({
+        attempt: failed.attempts,
+        schedule: config.scheduleMs,
+        jitter: config.jitter,
+        random,
+        retryAfterMs: failed.retryAfterMs,
+        status: failed.status,
+        errorCode: failed.errorCode,
+        minBackoffMs: config.minBackoffMs,
+      }),
   });
-
-  if (result.status === 410) return { delivery: failed("failed", null), endpoint: "gone" };
-  if (oneShot) return { delivery: failed("failed", null), endpoint: "failing" };
-
-  const delay = nextRetryDelayMs({
-    attempt: attempts,
-    schedule: config.scheduleMs,
-    jitter: config.jitter,
-    random,
-    retryAfterMs: result.retryAfterMs,
-    status: result.status,
-    errorCode: error.code,
-    minBackoffMs: config.minBackoffMs,
-  });
-  if (delay === null) return { delivery: failed("failed", null), endpoint: "failing" };
-  return { delivery: failed("retrying", new Date(now.getTime() + delay)), endpoint: "failing" };
-}
-
-/** The endpoint was disabled or deleted after the delivery was queued: no attempt is made. */
-export function endpointUnavailable(cause: UnavailableCause, attemptCount: number, lastStatus: number | null): DeliveryUpdate {
-  const error = unavailableError(cause);
-  return {
-    status: "failed",
-    attempt_count: attemptCount,
-    next_attempt_at: null,
-    last_response_status: lastStatus,
-    last_error_code: error.code,
-    last_error_message: error.message,
-    delivered_at: null,
-  };
 }

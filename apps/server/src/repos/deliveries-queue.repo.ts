@@ -8,37 +8,18 @@
 // only clears failure streaks runs as one statement and may meet a transaction in the other
 // order; PostgreSQL then aborts one of them as a deadlock, and the batch is simply written again.
 //
+// The rules it applies are decided in domain/ (the delivery state machine, the endpoint-health
+// rule, the unavailable messages); this module reads what they need and writes what they decide.
+//
 // Times come from the engine's clock (delivery/clock.ts), not from now() in SQL: due times were
 // written from it, and tests move it forward instead of waiting.
-import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
 import type { Database, SqlExecutor } from "../db/client.js";
+import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery-outcome.js";
+import { batchHealth, type DisableReason, type StreakChange } from "../domain/endpoint-health.js";
+import { unavailableError, type UnavailableCause } from "../domain/endpoint-unavailable.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
 import type { StoredEvent } from "./events.repo.js";
-
-/** The columns of the delivery row an attempt's outcome changes (decided by delivery/outcome.ts). */
-export interface DeliveryUpdate {
-  status: "succeeded" | "retrying" | "failed";
-  attempt_count: number;
-  /** null keeps the stored value: for succeeded/failed it stays the time the last attempt was due */
-  next_attempt_at: Date | null;
-  last_response_status: number | null;
-  last_error_code: DeliveryErrorCode | null;
-  last_error_message: string | null;
-  delivered_at: Date | null;
-}
-
-/**
- * What an attempt says about its endpoint's health. Whether that disables the endpoint is decided
- * only here, from the stored failure streak, in the transaction that records it (nextHealth).
- */
-export type EndpointEffect =
-  /** a success ends any failure streak */
-  | "healthy"
-  /** a failure starts or continues one */
-  | "failing"
-  /** the receiver answered 410: it wants no more deliveries */
-  | "gone";
 
 /** The columns the dispatcher needs, typed from the Prisma models they are read from. */
 export type ClaimedDelivery = Pick<
@@ -95,6 +76,7 @@ export interface OutcomeRecord {
   deliveryId: string;
   endpointId: string;
   leaseToken: string;
+  /** decided by domain/delivery-outcome.ts (or endpoint-unavailable.ts when no attempt was made) */
   update: DeliveryUpdate;
   /** what the attempt says about the endpoint; null when no attempt was made */
   effect: EndpointEffect | null;
@@ -114,27 +96,6 @@ export interface RecordResult {
 export interface QueueState {
   /** the earliest moment a pending/retrying row becomes claimable; null when there is none */
   nextAt: Date | null;
-}
-
-export type DisableReason = "gone" | "failing";
-
-/** Why queued deliveries fail without an attempt: the endpoint was disabled (and how) or deleted. */
-export type UnavailableCause = "manual" | DisableReason | "deleted";
-
-const UNAVAILABLE: Record<UnavailableCause, { code: Extract<DeliveryErrorCode, "endpoint_disabled" | "endpoint_deleted">; message: string }> = {
-  manual: { code: "endpoint_disabled", message: "the endpoint was disabled" },
-  gone: { code: "endpoint_disabled", message: "the endpoint was disabled: its receiver answered 410 Gone" },
-  failing: { code: "endpoint_disabled", message: "the endpoint was disabled: its deliveries kept failing" },
-  deleted: { code: "endpoint_deleted", message: "the endpoint was deleted" },
-};
-
-/** The one message set of "this endpoint became unusable", wherever a delivery fails for it. */
-export const unavailableError = (cause: UnavailableCause) => UNAVAILABLE[cause];
-
-/** The cause of an endpoint being unusable, from its row. */
-export function unavailableCause(ep: Pick<WebhookEndpoint, "deleted_at" | "disabled_reason">): UnavailableCause {
-  if (ep.deleted_at) return "deleted";
-  return ep.disabled_reason === "gone" || ep.disabled_reason === "failing" ? ep.disabled_reason : "manual";
 }
 
 const LIVE = "('pending', 'retrying')";
@@ -315,8 +276,20 @@ WITH input AS (
     FROM jsonb_to_recordset($2::jsonb) AS s(endpoint_id uuid, failing_since timestamptz, at timestamptz)
    WHERE e.id = s.endpoint_id AND e.status = 'enabled' AND e.failing_since IS DISTINCT FROM s.failing_since
   RETURNING e.id
+), untaken AS MATERIALIZED (
+  -- outcomes the update did not take: their rows changed hands, or were recorded already
+  SELECT i.delivery_id, i.attempt_id, i.started_at FROM input i
+   WHERE i.attempt_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM d WHERE d.id = i.delivery_id)
 )
-SELECT id FROM d`;
+SELECT id FROM d
+UNION ALL
+-- Recorded already: an outcome whose earlier write committed but whose answer was lost with its
+-- connection is written again by the recorder, and its attempt row (written in the same
+-- statement) shows it was recorded. One key lookup per untaken outcome, none in the usual case
+-- (a scalar subquery over the materialized rest, so it never becomes a join over the history).
+SELECT u.delivery_id FROM untaken u
+ WHERE (SELECT true FROM webhook_delivery_attempts a
+         WHERE a.id = u.attempt_id AND a.started_at = u.started_at AND a.delivery_id = u.delivery_id LIMIT 1)`;
 
 const LOCK_ENDPOINTS = `
 SELECT id, failing_since
@@ -350,36 +323,10 @@ export async function failQueuedDeliveries(tx: StatementRunner, endpointId: stri
   await tx.query(FAIL_QUEUED, [endpointId, code, message, at]);
 }
 
-export interface Health {
-  /** the failure streak's start after these outcomes; null when none is running */
-  failingSince: Date | null;
-  disabled: { reason: DisableReason; at: Date } | null;
-}
-
-/**
- * The endpoint-health rule (docs/delivery.md#states), its one owner: folds a batch's outcomes for one
- * endpoint, in the order they were decided, into the stored streak. A success ends the streak,
- * a failure starts one or continues it, and a failure while the streak is older than
- * `disableAfterMs` disables the endpoint as failing; a 410 disables it as gone.
- */
-export function nextHealth(storedFailingSince: Date | null, outcomes: readonly Pick<OutcomeRecord, "effect" | "at">[], disableAfterMs: number): Health {
-  let failingSince = storedFailingSince;
-  for (const o of [...outcomes].sort((a, b) => a.at.getTime() - b.at.getTime())) {
-    if (o.effect === "healthy") failingSince = null;
-    else if (o.effect === "gone") return { failingSince, disabled: { reason: "gone", at: o.at } };
-    else if (o.effect === "failing") {
-      failingSince ??= o.at;
-      if (o.at.getTime() - failingSince.getTime() > disableAfterMs) return { failingSince, disabled: { reason: "failing", at: o.at } };
-    }
-  }
-  return { failingSince, disabled: null };
-}
-
 const DEADLOCK = "40P01";
 const MAX_RECORD_TRIES = 4;
 
-function outcomeJson(o: OutcomeRecord) {
-  const u = o.update;
+function outcomeJson(o: OutcomeRecord, u: DeliveryUpdate) {
   const a = o.attempt;
   return {
     delivery_id: o.deliveryId,
@@ -401,66 +348,43 @@ function outcomeJson(o: OutcomeRecord) {
   };
 }
 
-interface StreakChange {
-  endpoint_id: string;
-  failing_since: Date | null;
-  at: Date;
-}
-
-async function writeBatch(tx: StatementRunner, outcomes: readonly OutcomeRecord[], streaks: readonly StreakChange[]): Promise<Set<string>> {
-  const rows = await tx.query<{ id: string }>(RECORD_BATCH, [JSON.stringify(outcomes.map(outcomeJson)), JSON.stringify(streaks)]);
+async function writeBatch(
+  tx: StatementRunner,
+  outcomes: readonly OutcomeRecord[],
+  updates: readonly DeliveryUpdate[],
+  streaks: readonly StreakChange[],
+): Promise<Set<string>> {
+  const streakRows = streaks.map((s) => ({ endpoint_id: s.endpointId, failing_since: s.failingSince, at: s.at }));
+  const rows = await tx.query<{ id: string }>(RECORD_BATCH, [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streakRows)]);
   return new Set(rows.map((r) => r.id));
-}
-
-const latest = (outcomes: readonly OutcomeRecord[]) => new Date(Math.max(...outcomes.map((o) => o.at.getTime())));
-
-function byEndpoint(outcomes: readonly OutcomeRecord[]): Map<string, OutcomeRecord[]> {
-  const map = new Map<string, OutcomeRecord[]>();
-  for (const o of outcomes) {
-    if (!o.effect) continue;
-    const list = map.get(o.endpointId) ?? [];
-    list.push(o);
-    map.set(o.endpointId, list);
-  }
-  return map;
 }
 
 export function deliveriesQueueRepo(db: Database) {
   /** Successes only: one autocommit statement, which also ends the streaks they end. */
   async function recordHealthy(outcomes: readonly OutcomeRecord[]): Promise<RecordResult[]> {
-    const streaks = [...byEndpoint(outcomes)].map(([endpointId, list]) => ({ endpoint_id: endpointId, failing_since: null, at: latest(list) }));
-    const recorded = await writeBatch(db, outcomes, streaks);
+    // successes end a streak whatever it was: nothing to read or lock first
+    const { streaks, updates } = batchHealth(outcomes, null, Infinity);
+    const recorded = await writeBatch(db, outcomes, updates, streaks);
     return outcomes.map((o) => ({ recorded: recorded.has(o.deliveryId), disabled: null }));
   }
 
   /**
-   * Failures may change an endpoint's health: its row is locked and its stored streak read in
-   * the transaction that records them, and nextHealth decides from that.
+   * Failures may change an endpoint's health: its row is locked and its stored streak read in the
+   * transaction that records them, and the health rule (domain/endpoint-health.ts) decides from
+   * that what is written.
    */
   function recordWithHealth(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<RecordResult[]> {
     return db.transaction(async (tx) => {
-      const groups = byEndpoint(outcomes);
-      const stored = await tx.query<{ id: string; failing_since: Date | null }>(LOCK_ENDPOINTS, [[...groups.keys()]]);
-      const streaks: StreakChange[] = [];
-      const disabled = new Map<string, { reason: DisableReason; at: Date }>();
-      for (const row of stored) {
-        const list = groups.get(row.id)!;
-        const health = nextHealth(row.failing_since, list, disableAfterMs);
-        streaks.push({ endpoint_id: row.id, failing_since: health.failingSince, at: health.disabled?.at ?? latest(list) });
-        if (health.disabled) disabled.set(row.id, health.disabled);
-      }
-      // An endpoint disabled now gets no more attempts: its deliveries in this batch end here,
-      // each with its own attempt's error.
-      const final = outcomes.map((o) =>
-        disabled.has(o.endpointId) && o.update.status === "retrying" ? { ...o, update: { ...o.update, status: "failed" as const, next_attempt_at: null } } : o,
-      );
-      const recorded = await writeBatch(tx, final, streaks);
+      const endpointIds = [...new Set(outcomes.filter((o) => o.effect).map((o) => o.endpointId))];
+      const stored = await tx.query<{ id: string; failing_since: Date | null }>(LOCK_ENDPOINTS, [endpointIds]);
+      const { streaks, disabled, updates } = batchHealth(outcomes, new Map(stored.map((r) => [r.id, r.failing_since])), disableAfterMs);
+      const recorded = await writeBatch(tx, outcomes, updates, streaks);
       for (const [endpointId, d] of disabled) {
         const [row] = await tx.query(DISABLE, [endpointId, d.reason, d.at]);
         if (row) await failQueuedDeliveries(tx, endpointId, d.reason, d.at);
         else disabled.delete(endpointId);
       }
-      return final.map((o) => {
+      return outcomes.map((o) => {
         const ok = recorded.has(o.deliveryId);
         const d = disabled.get(o.endpointId);
         // reported once, by the outcome that tipped the endpoint over
@@ -503,11 +427,13 @@ export function deliveriesQueueRepo(db: Database) {
 
     /**
      * Stores a batch of outcomes with their attempt rows, each only if its row is still leased
-     * under its claim's token (otherwise that one changes nothing): one statement when the batch
-     * holds only successes, one transaction when failures may change an endpoint's health.
-     * Results are in the order of `outcomes`.
+     * under its claim's token (otherwise that one changes nothing): one statement for the
+     * endpoints with only successes in the batch, one transaction for those with a failure, which
+     * may change their health. Each of the two commits or fails as a whole and on its own, and
+     * each outcome's result says which happened to it: written (recorded or not), or rejected
+     * with the error of its half. Results are in the order of `outcomes`.
      */
-    async recordBatch(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<RecordResult[]> {
+    async recordBatch(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<PromiseSettledResult<RecordResult>[]> {
       if (!outcomes.length) return [];
       // Endpoints with a failure in the batch go through the locked transaction; the others'
       // outcomes are one autocommit statement beside it, so a failing endpoint never makes the
@@ -525,10 +451,12 @@ export function deliveriesQueueRepo(db: Database) {
           }
         }
       };
-      const [h, f] = await Promise.all([write(healthy, false), write(rest, true)]);
-      const results = new Map<OutcomeRecord, RecordResult>();
-      healthy.forEach((o, i) => results.set(o, h[i]!));
-      rest.forEach((o, i) => results.set(o, f[i]!));
+      const halves = await Promise.allSettled([write(healthy, false), write(rest, true)]);
+      const results = new Map<OutcomeRecord, PromiseSettledResult<RecordResult>>();
+      [healthy, rest].forEach((part, h) => {
+        const half = halves[h]!;
+        part.forEach((o, i) => results.set(o, half.status === "fulfilled" ? { status: "fulfilled", value: half.value[i]! } : half));
+      });
       return outcomes.map((o) => results.get(o)!);
     },
 

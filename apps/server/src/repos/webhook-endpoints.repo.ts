@@ -1,5 +1,6 @@
 import type { Prisma, PrismaClient, WebhookEndpoint } from "../generated/prisma/client.js";
-import { failQueuedDeliveries, type StatementRunner, type UnavailableCause } from "./deliveries-queue.repo.js";
+import type { UnavailableCause } from "../domain/endpoint-unavailable.js";
+import { failQueuedDeliveries, type StatementRunner } from "./deliveries-queue.repo.js";
 import { listOrder, paginate, type PageRequest } from "./keyset.js";
 
 export type EndpointRow = WebhookEndpoint;

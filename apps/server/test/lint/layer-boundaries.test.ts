@@ -47,6 +47,11 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["repos/x.repo.ts", 'import { x } from "../metrics/registry.js";', "a repository importing metrics"],
     ["metrics/x.ts", 'import { x } from "../http/request-metrics.js";', "metrics importing HTTP"],
     ["metrics/x.ts", 'import { x } from "../services/index.js";', "metrics importing services"],
+    ["domain/x.ts", 'import { x } from "../repos/deliveries-queue.repo.js";', "a delivery rule importing the repository that applies it"],
+    ["domain/x.ts", 'import { x } from "../delivery/retry-schedule.js";', "a delivery rule importing the engine"],
+    ["domain/x.ts", 'import { x } from "../db/client.js";', "a delivery rule touching the database"],
+    ["domain/x.ts", 'import { Prisma } from "../generated/prisma/client.js";', "a delivery rule using Prisma at run time"],
+    ["lib/x.ts", 'import { x } from "../domain/endpoint-health.js";', "a leaf utility importing the delivery rules"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
@@ -68,6 +73,10 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["housekeeping/x.ts", 'import { every } from "../delivery/clock.js";'],
     ["metrics/x.ts", 'import { x } from "../repos/queue-stats.repo.js";'],
     ["http/x.ts", 'import type { x } from "../metrics/http-requests.js";'],
+    ["repos/x.repo.ts", 'import { x } from "../domain/endpoint-health.js";'],
+    ["delivery/x.ts", 'import { x } from "../domain/delivery-outcome.js";'],
+    ["domain/x.ts", 'import { x } from "../lib/narrow.js";'],
+    ["domain/x.ts", 'import type { WebhookEndpoint } from "../generated/prisma/client.js";'],
   ])("allows %s: %s", async (file, code) => {
     expect(await refused(file, code)).toBe(false);
   });

@@ -1,11 +1,10 @@
+// The engine's binding of the delivery state machine (domain/delivery-outcome.ts) to its retry schedule.
 import { describe, expect, it } from "vitest";
-import { decideOutcome, endpointUnavailable, type AttemptResult, type OutcomeInput } from "../../src/delivery/outcome.js";
-import { nextHealth } from "../../src/repos/deliveries-queue.repo.js";
+import { decideOutcome, type AttemptResult, type OutcomeInput } from "../../src/delivery/outcome.js";
 
 const now = new Date("2026-11-21T09:30:00.000Z");
-const config = { scheduleMs: [0, 5_000, 300_000], jitter: 0, minBackoffMs: 60_000 };
-const DISABLE_AFTER_MS = 5 * 86_400_000;
 const at = (ms: number) => new Date(now.getTime() + ms);
+const config = { scheduleMs: [0, 5_000, 300_000], jitter: 0, minBackoffMs: 60_000 };
 
 const ok: AttemptResult = { ok: true, status: 204, error: null, retryAfterMs: null };
 const status = (s: number, retryAfterMs: number | null = null): AttemptResult => ({
@@ -87,54 +86,5 @@ describe("decideOutcome", () => {
     const out = decide({ result: status(500), oneShot: true });
     expect(out.delivery).toMatchObject({ status: "failed", attempt_count: 1, next_attempt_at: null, last_response_status: 500 });
     expect(out.endpoint).toBe("failing");
-  });
-});
-
-describe("nextHealth (the endpoint-health rule, decided from the stored streak)", () => {
-  const failing = (ms: number) => ({ effect: "failing" as const, at: at(ms) });
-  const healthy = (ms: number) => ({ effect: "healthy" as const, at: at(ms) });
-
-  it("When the first failure arrives, Then it starts the streak and nothing is disabled", () => {
-    expect(nextHealth(null, [failing(0)], DISABLE_AFTER_MS)).toEqual({ failingSince: now, disabled: null });
-  });
-
-  it("When a streak is running, Then its start is kept; only a failure after the limit disables", () => {
-    expect(nextHealth(at(-1000), [failing(0)], DISABLE_AFTER_MS)).toEqual({ failingSince: at(-1000), disabled: null });
-    expect(nextHealth(at(-DISABLE_AFTER_MS), [failing(0)], DISABLE_AFTER_MS).disabled).toBeNull();
-    expect(nextHealth(at(-DISABLE_AFTER_MS - 1), [failing(0)], DISABLE_AFTER_MS)).toEqual({
-      failingSince: at(-DISABLE_AFTER_MS - 1),
-      disabled: { reason: "failing", at: now },
-    });
-  });
-
-  it("When a success was stored after the old streak, Then the stored state wins over what the attempt saw", () => {
-    // The stored streak is the truth: an attempt claimed during an old streak that another
-    // dispatcher has ended meanwhile starts a new streak instead of disabling.
-    expect(nextHealth(null, [failing(0)], DISABLE_AFTER_MS).disabled).toBeNull();
-  });
-
-  it("When a batch holds a success and failures, Then they apply in the order they were decided", () => {
-    expect(nextHealth(at(-DISABLE_AFTER_MS - 10), [failing(5), healthy(-5)], DISABLE_AFTER_MS)).toEqual({ failingSince: at(5), disabled: null });
-    expect(nextHealth(at(-1000), [healthy(10), failing(-5)], DISABLE_AFTER_MS)).toEqual({ failingSince: null, disabled: null });
-  });
-
-  it("When the receiver answered 410, Then the endpoint is disabled as gone and its streak is left as it was", () => {
-    expect(nextHealth(null, [{ effect: "gone", at: now }], DISABLE_AFTER_MS)).toEqual({ failingSince: null, disabled: { reason: "gone", at: now } });
-  });
-});
-
-describe("endpointUnavailable", () => {
-  it("When the endpoint went away, Then the delivery fails with its code and no attempt is counted", () => {
-    expect(endpointUnavailable("deleted", 2, 500)).toEqual({
-      status: "failed",
-      attempt_count: 2,
-      next_attempt_at: null,
-      last_response_status: 500,
-      last_error_code: "endpoint_deleted",
-      last_error_message: "the endpoint was deleted",
-      delivered_at: null,
-    });
-    expect(endpointUnavailable("manual", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled" });
-    expect(endpointUnavailable("failing", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled: its deliveries kept failing" });
   });
 });
