@@ -1,6 +1,6 @@
 import { idempotency } from "./http/idempotency.js";
 import type { SecretBox } from "./lib/secret-box.js";
-import express, { Router, type Express } from "express";
+import express, { type Express } from "express";
 import type { Contract } from "./contract/contract.js";
 import type { Database } from "./db/client.js";
 import { accessLog } from "./http/access-log.js";
@@ -11,8 +11,6 @@ import { notFound, problemHandler } from "./http/problem.js";
 import { rateLimiter } from "./http/rate-limit.js";
 import { requestId } from "./http/request-id.js";
 import { requestMetrics } from "./http/request-metrics.js";
-import { retryReadOnConnectionLoss, retryReadsOnConnectionLoss } from "./http/read-retry.js";
-import type { ConnectionRetries } from "./metrics/connection-retries.js";
 import type { RequestDurations } from "./metrics/http-requests.js";
 import { contractValidator } from "./http/validator.js";
 import type { Logger } from "./lib/logger.js";
@@ -39,15 +37,12 @@ export interface AppDeps {
   rateLimitPerMinute: number;
   /** request durations are recorded here when metrics are on */
   requestDurations?: RequestDurations;
-  /** reads retried after a lost database connection are counted here when metrics are on */
-  connectionRetries?: ConnectionRetries | undefined;
 }
 
 /**
  * The HTTP app, without listening. Order matters: request id → access log → auth (before any
  * resource work; the contract's `security: []` operations pass) → rate limit → body → contract
- * validation → idempotency keys → routes (the large lists first; a read that lost its database
- * connection runs once more) → problems.
+ * validation → idempotency keys → routes (the large lists first) → problems.
  */
 export function buildApp(d: AppDeps): Express {
   const app = express();
@@ -64,22 +59,15 @@ export function buildApp(d: AppDeps): Express {
   });
   const docs = loadDocs(d.docsDir);
   app.use(docsBrowserRoutes(docs));
-  const retry = { logger: d.logger, retries: d.connectionRetries };
-  app.use(authenticate(d.contract, retryReadOnConnectionLoss(d.services.tokens.verify, retry)));
+  app.use(authenticate(d.contract, d.services.tokens.verify));
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger));
   app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.contract, d.validateResponses));
   app.use(idempotency({ service: d.services.idempotency, logger: d.logger }));
   // The two large lists first: every request walks the router's layers in order until one
   // matches, and theirs are the busiest paths (the paths are disjoint, so order changes nothing else).
-  const reads = Router({ caseSensitive: true })
-    .use(questionSetsRoutes(d.services.questionSets))
-    .use(codingEvaluationsRoutes(d.services.codingEvaluations))
-    .use(webhookEndpointsRoutes(d.services))
-    .use(webhookDeliveriesRoutes(d.services.webhookDeliveries))
-    .use(eventsRoutes(d.services.events))
-    .use(internalRoutes(d.services));
-  app.use(retryReadsOnConnectionLoss(reads, retry));
+  app.use(questionSetsRoutes(d.services.questionSets));
+  app.use(codingEvaluationsRoutes(d.services.codingEvaluations));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -92,8 +80,11 @@ export function buildApp(d: AppDeps): Express {
     }
   });
   app.use(docsRoutes(docs));
-  // outside the retry: a listener stream's GET takes the listener's lease, a write
+  app.use(webhookEndpointsRoutes(d.services));
+  app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
+  app.use(eventsRoutes(d.services.events));
   app.use(webhookListenersRoutes(d.services));
+  app.use(internalRoutes(d.services));
   app.use(notFound);
   app.use(problemHandler(d.logger));
   return app;

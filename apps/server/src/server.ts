@@ -44,7 +44,6 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
     requestDurations: deps.metrics?.requests,
-    connectionRetries: deps.metrics?.connectionRetries,
   });
   // Partitions for today and the days ahead exist before the first request or delivery.
   await deps.housekeeper.start();

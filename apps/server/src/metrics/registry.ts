@@ -6,7 +6,6 @@ import type { Database } from "../db/client.js";
 import type { Clock } from "../delivery/clock.js";
 import type { DeliveryObserver } from "../delivery/observer.js";
 import type { Logger } from "../lib/logger.js";
-import { connectionRetries, type ConnectionRetries } from "./connection-retries.js";
 import { databaseGauges } from "./database.js";
 import { deliveryMetrics } from "./delivery.js";
 import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.js";
@@ -16,8 +15,6 @@ export interface Metrics {
   registry: Registry;
   /** the API's request durations (recorded by the HTTP middleware of the `serve` role) */
   requests: RequestDurations;
-  /** the API's reads retried after a lost database connection */
-  connectionRetries: ConnectionRetries;
   /** what the delivery engine reports */
   delivery: DeliveryObserver;
   /** what the housekeeping loop reports */
@@ -39,11 +36,5 @@ export function createMetrics({ db, engineDb, clock, logger }: MetricsOptions): 
   // nodejs_*), which every Node.js dashboard and alert already knows
   collectDefaultMetrics({ register: registry });
   databaseGauges(registry, { db, engineDb, clock, logger });
-  return {
-    registry,
-    requests: requestDurations(registry),
-    connectionRetries: connectionRetries(registry),
-    delivery: deliveryMetrics(registry),
-    housekeeping: housekeepingMetrics(registry),
-  };
+  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry), housekeeping: housekeepingMetrics(registry) };
 }

@@ -1,0 +1,90 @@
+// A read that lost its database connection runs once more before anyone sees an error
+// (docs/api-decisions.md, "A lost database connection"): the pool has dropped the dead
+// connection by then, so the second run gets another. Only a statement that cannot change
+// anything is run again, and only outside a transaction (a transaction lives and dies with its
+// connection). A write that lost its connection may have committed: it fails, and the API
+// answers 503 so that the client decides, with its Idempotency-Key, whether to send it again.
+import type { SqlDriverAdapterFactory } from "@prisma/client/runtime/client";
+import { isConnectionLoss } from "./connection-loss.js";
+import type { ConnectionRetryCounts } from "./types.js";
+
+type SqlDriverAdapter = Awaited<ReturnType<SqlDriverAdapterFactory["connect"]>>;
+
+/** Whatever could make a SELECT write, lock or signal: such a statement is never run twice. */
+const NOT_A_PURE_READ = /\b(insert|update|delete|merge|truncate|share|into|nextval|setval|pg_notify|advisory|pg_terminate_backend|pg_cancel_backend|set_config)\b/i;
+
+/** Leading blanks, `--` comments and `/* *\/` comments, which may precede the first keyword. */
+const LEADING_NOISE = /^(\s+|--[^\n]*\n?|\/\*[\s\S]*?\*\/)+/;
+
+/**
+ * True for a SELECT (or a WITH … SELECT) that neither modifies, locks (FOR UPDATE/SHARE), takes
+ * an advisory lock, notifies nor draws a sequence value: running it twice is the same as once.
+ * Conservative: a read it is unsure of counts as a write, and merely is not retried.
+ */
+export function isPureRead(sql: string): boolean {
+  const text = sql.replace(LEADING_NOISE, "");
+  return /^(select|with)\b/i.test(text) && !NOT_A_PURE_READ.test(text);
+}
+
+/**
+ * The pause before the second run. A termination or restart ends every connection at once, and
+ * the pool learns of each idle one only when its socket reports the end, within milliseconds:
+ * after this pause the pool has dropped them, so the second run gets a live connection instead
+ * of another dead one.
+ */
+const PAUSE_BEFORE_RETRY_MS = 20;
+
+export interface ReadRetry {
+  /** Runs `attempt`; when it is a pure read of `sql` and lost its connection, runs it once more. */
+  run<T>(sql: string, attempt: () => Promise<T>): Promise<T>;
+  /** The retries so far, by how the second run ended. */
+  counts(): ConnectionRetryCounts;
+}
+
+export function createReadRetry(): ReadRetry {
+  const counts: ConnectionRetryCounts = { retriedOk: 0, gaveUp: 0 };
+  return {
+    async run(sql, attempt) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!isConnectionLoss(err) || !isPureRead(sql)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, PAUSE_BEFORE_RETRY_MS));
+        try {
+          const result = await attempt();
+          counts.retriedOk++;
+          return result;
+        } catch (again) {
+          counts.gaveUp++;
+          throw again;
+        }
+      }
+    },
+    counts: () => ({ ...counts }),
+  };
+}
+
+/**
+ * Prisma's driver adapter with the same rule for the statements it runs on the pool; those of
+ * its transactions (`startTransaction`) run as they are.
+ */
+export function withReadRetry(factory: SqlDriverAdapterFactory, retry: ReadRetry): SqlDriverAdapterFactory {
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    async connect(): Promise<SqlDriverAdapter> {
+      const adapter = await factory.connect();
+      const retrying: SqlDriverAdapter = {
+        provider: adapter.provider,
+        adapterName: adapter.adapterName,
+        queryRaw: (query) => retry.run(query.sql, () => adapter.queryRaw(query)),
+        executeRaw: (query) => adapter.executeRaw(query),
+        executeScript: (script) => adapter.executeScript(script),
+        startTransaction: (isolationLevel) => adapter.startTransaction(isolationLevel),
+        dispose: () => adapter.dispose(),
+      };
+      if (adapter.getConnectionInfo) retrying.getConnectionInfo = adapter.getConnectionInfo.bind(adapter);
+      return retrying;
+    },
+  };
+}
