@@ -10,8 +10,11 @@ import type { ConnectionRetryCounts } from "./types.js";
 
 type SqlDriverAdapter = Awaited<ReturnType<SqlDriverAdapterFactory["connect"]>>;
 
-/** Whatever could make a SELECT write, lock or signal: such a statement is never run twice. */
-const NOT_A_PURE_READ = /\b(insert|update|delete|merge|truncate|share|into|nextval|setval|pg_notify|advisory|pg_terminate_backend|pg_cancel_backend|set_config)\b/i;
+/**
+ * Whatever could make a SELECT write, lock or signal: such a statement is never run twice. The
+ * advisory-lock functions are matched inside their names (pg_try_advisory_xact_lock, …).
+ */
+const NOT_A_PURE_READ = /\b(insert|update|delete|merge|truncate|share|into|nextval|setval|set_config|pg_notify|pg_terminate_backend|pg_cancel_backend)\b|advisory/i;
 
 /** Leading blanks, `--` comments and `/* *\/` comments, which may precede the first keyword. */
 const LEADING_NOISE = /^(\s+|--[^\n]*\n?|\/\*[\s\S]*?\*\/)+/;
