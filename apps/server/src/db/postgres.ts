@@ -1,6 +1,7 @@
 // PostgreSQL: Prisma through @prisma/adapter-pg and raw SQL share one pg.Pool, so the pool size
 // bounds the connections a process opens; LISTEN gets its own connection (see notify.ts). A read
-// on the pool that loses its connection runs once more (read-retry.ts), Prisma's and raw alike.
+// on the pool that loses its connection runs once more (read-retry.ts), Prisma's and raw alike,
+// on a short-lived connection of its own: up to the pool size again, only while retries run.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.js";
@@ -55,7 +56,7 @@ async function transactionOn<T>(client: pg.PoolClient, fn: (tx: SqlExecutor) => 
  * A connection taken from the pool for a transaction or a session. While held it has no listener
  * of the pool's: a connection terminated between two of its statements (pg_terminate_backend, a
  * restart) would emit an unhandled 'error' and end the process. The loss shows instead as the
- * failure of its next statement, which db/connection-loss.ts classifies.
+ * failure of its next statement, which lib/connection-loss.ts classifies.
  */
 async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(destroy: boolean): void }> {
   const client = await pool.connect();
@@ -74,13 +75,18 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   // An idle client losing its connection emits on the pool; unhandled, that would crash the process.
   pool.on("error", () => undefined);
+  // A read's second run (read-retry.ts) takes a connection opened for it and closed right after
+  // (idle 1 ms), never one that may have died with the first.
+  const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1 });
+  freshPool.on("error", () => undefined);
   const retry = createReadRetry();
-  const prisma = new PrismaClient({ adapter: withReadRetry(new PrismaPg(pool), retry) });
+  const prisma = new PrismaClient({ adapter: withReadRetry(new PrismaPg(pool), new PrismaPg(freshPool), retry) });
   const listener = createPgListener(databaseUrl);
   const direct = executor(pool);
+  const fresh = executor(freshPool);
   const raw: SqlExecutor = {
     query<T = Row>(sql: string, params?: unknown[]): Promise<T[]> {
-      return retry.run(sql, () => direct.query<T>(sql, params));
+      return retry.run(sql, (again) => (again ? fresh : direct).query<T>(sql, params));
     },
     exec: direct.exec,
   };
@@ -88,7 +94,7 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
   try {
     await raw.query("SELECT 1");
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    await Promise.all([pool.end(), freshPool.end()]).catch(() => undefined);
     throw error;
   }
 
@@ -138,7 +144,7 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
     async close() {
       await listener.close();
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), freshPool.end()]);
     },
   };
 }

@@ -2,17 +2,17 @@
 // When the replica cannot answer (down, restarting, or a query cancelled by WAL replay), the
 // same statement runs on the primary, so losing a replica slows nothing down but the primary.
 import pg from "pg";
-import { isConnectionLoss } from "./connection-loss.js";
+import { isConnectionLoss } from "../lib/connection-loss.js";
 import { rawQueryTypes } from "./postgres.js";
 import type { Row, SqlExecutor } from "./types.js";
 
 const DEFAULT_POOL_SIZE = 10;
 
 /**
- * Errors after which the primary answers instead: a lost or refused connection (connection-loss.ts
- * decides which errors those are), or a standby that cancelled the query for a conflict with
- * recovery (40001). A SQL error of the statement itself would fail on the primary too and is not
- * retried.
+ * Errors after which the primary answers instead: a lost or refused connection (which errors
+ * those are, lib/connection-loss.ts decides), or a standby that cancelled the query for a
+ * conflict with recovery (40001). A SQL error of the statement itself would fail on the primary
+ * too and is not retried.
  */
 export function replicaUnavailable(err: unknown): boolean {
   if (isConnectionLoss(err)) return true;

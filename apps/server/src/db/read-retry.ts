@@ -1,11 +1,12 @@
 // A read that lost its database connection runs once more before anyone sees an error
-// (docs/api-decisions.md, "A lost database connection"): the pool has dropped the dead
-// connection by then, so the second run gets another. Only a statement that cannot change
+// (docs/api-decisions.md, "A lost database connection"), on a connection opened for it: after a
+// termination or a restart the pool may still hold connections whose end it has not heard of yet
+// (the backends are ended one by one), and a second run on one of those would fail the same way. Only a statement that cannot change
 // anything is run again, and only outside a transaction (a transaction lives and dies with its
 // connection). A write that lost its connection may have committed: it fails, and the API
 // answers 503 so that the client decides, with its Idempotency-Key, whether to send it again.
 import type { SqlDriverAdapterFactory } from "@prisma/client/runtime/client";
-import { isConnectionLoss } from "./connection-loss.js";
+import { isConnectionLoss } from "../lib/connection-loss.js";
 import type { ConnectionRetryCounts } from "./types.js";
 
 type SqlDriverAdapter = Awaited<ReturnType<SqlDriverAdapterFactory["connect"]>>;
@@ -29,17 +30,12 @@ export function isPureRead(sql: string): boolean {
   return /^(select|with)\b/i.test(text) && !NOT_A_PURE_READ.test(text);
 }
 
-/**
- * The pause before the second run. A termination or restart ends every connection at once, and
- * the pool learns of each idle one only when its socket reports the end, within milliseconds:
- * after this pause the pool has dropped them, so the second run gets a live connection instead
- * of another dead one.
- */
-const PAUSE_BEFORE_RETRY_MS = 20;
-
 export interface ReadRetry {
-  /** Runs `attempt`; when it is a pure read of `sql` and lost its connection, runs it once more. */
-  run<T>(sql: string, attempt: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `attempt(false)` (on the pool); when it is a pure read of `sql` and lost its connection,
+   * runs `attempt(true)` (on a fresh connection) once.
+   */
+  run<T>(sql: string, attempt: (fresh: boolean) => Promise<T>): Promise<T>;
   /** The retries so far, by how the second run ended. */
   counts(): ConnectionRetryCounts;
 }
@@ -49,12 +45,11 @@ export function createReadRetry(): ReadRetry {
   return {
     async run(sql, attempt) {
       try {
-        return await attempt();
+        return await attempt(false);
       } catch (err) {
         if (!isConnectionLoss(err) || !isPureRead(sql)) throw err;
-        await new Promise((resolve) => setTimeout(resolve, PAUSE_BEFORE_RETRY_MS));
         try {
-          const result = await attempt();
+          const result = await attempt(true);
           counts.retriedOk++;
           return result;
         } catch (again) {
@@ -68,23 +63,28 @@ export function createReadRetry(): ReadRetry {
 }
 
 /**
- * Prisma's driver adapter with the same rule for the statements it runs on the pool; those of
- * its transactions (`startTransaction`) run as they are.
+ * Prisma's driver adapter with the same rule for the statements it runs on the pool, the second
+ * run going through `fresh` (an adapter over fresh connections); those of its transactions
+ * (`startTransaction`) run as they are.
  */
-export function withReadRetry(factory: SqlDriverAdapterFactory, retry: ReadRetry): SqlDriverAdapterFactory {
+export function withReadRetry(factory: SqlDriverAdapterFactory, fresh: SqlDriverAdapterFactory, retry: ReadRetry): SqlDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
     async connect(): Promise<SqlDriverAdapter> {
       const adapter = await factory.connect();
+      let freshAdapter: Promise<SqlDriverAdapter> | undefined;
       const retrying: SqlDriverAdapter = {
         provider: adapter.provider,
         adapterName: adapter.adapterName,
-        queryRaw: (query) => retry.run(query.sql, () => adapter.queryRaw(query)),
+        queryRaw: (query) => retry.run(query.sql, async (again) => (again ? await (freshAdapter ??= fresh.connect()) : adapter).queryRaw(query)),
         executeRaw: (query) => adapter.executeRaw(query),
         executeScript: (script) => adapter.executeScript(script),
         startTransaction: (isolationLevel) => adapter.startTransaction(isolationLevel),
-        dispose: () => adapter.dispose(),
+        dispose: async () => {
+          await adapter.dispose();
+          if (freshAdapter) await (await freshAdapter).dispose();
+        },
       };
       if (adapter.getConnectionInfo) retrying.getConnectionInfo = adapter.getConnectionInfo.bind(adapter);
       return retrying;

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Duplex } from "node:stream";
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import type { Problem, ProblemIssue } from "@audit-review/api-types/internal";
-import { connectionLossCause } from "../db/connection-loss.js";
+import { connectionLossCause } from "../lib/connection-loss.js";
 import { AppError, ValidationErrors } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
 import { isRecord, recordOf, stringOf } from "../lib/narrow.js";
@@ -87,7 +87,7 @@ export function toIssue(issue: ValidatorIssue): ProblemIssue {
 export const CONNECTION_LOSS_RETRY_AFTER_SECONDS = 1;
 
 /**
- * A lost or unobtainable database connection (db/connection-loss.ts): the request may be sent
+ * A lost or unobtainable database connection (lib/connection-loss.ts): the request may be sent
  * again, which a 500 would not say. Nothing of the cause reaches the client.
  */
 const serviceUnavailable = () =>

@@ -27,21 +27,22 @@ interface Answer {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!onPostgres)("a lost database connection under load (PostgreSQL only: set TEST_DATABASE_URL; PGlite has no connections to terminate)", () => {
-  const s = server!;
-  const admin = new pg.Client({ connectionString: s.server.deps.config.databaseUrl, application_name: "connection-loss-test" });
-  // terminating the others never ends this one; an error here must fail the test, not the run
-  admin.on("error", (err) => expect.unreachable(`the admin connection failed: ${err.message}`));
-  afterAll(() => admin.end());
+  let admin: pg.Client | undefined;
+  afterAll(() => admin?.end());
 
   /** Every other backend of the server's database: its pool, its LISTEN connection, anything idle. */
   async function terminateAll(): Promise<number> {
-    const { rows } = await admin.query<{ terminated: boolean }>(
+    const { rows } = await admin!.query<{ terminated: boolean }>(
       "SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
     );
     return rows.filter((r) => r.terminated).length;
   }
 
   it("When every connection is terminated again and again, Then no request answers 500, reads are retried, every failure is a 503 with Retry-After, keyed POSTs take effect once, and the server recovers", async () => {
+    const s = server!;
+    admin = new pg.Client({ connectionString: s.server.deps.config.databaseUrl, application_name: "connection-loss-test" });
+    // terminating the others never ends this one; an error here must fail the test, not the run
+    admin.on("error", (err) => expect.unreachable(`the admin connection failed: ${err.message}`));
     await admin.connect();
     const org: TestOrg = await s.newOrg();
     const endpoint = await createEndpoint(org.api);

@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { connectionLossCause, isConnectionLoss } from "../../src/db/connection-loss.js";
+import { connectionLossCause, isConnectionLoss } from "../../src/lib/connection-loss.js";
 import { PrismaClient } from "../../src/generated/prisma/client.js";
 
 /** A loopback port nothing listens on: bound, then released. */

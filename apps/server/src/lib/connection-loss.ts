@@ -3,6 +3,7 @@
 // @prisma/adapter-pg) actually throw when PostgreSQL terminates a backend, refuses a connection or
 // cannot be reached: the HTTP API answers those with a retry or a 503 (docs/api-decisions.md,
 // "A lost database connection"), never a 500.
+import { arrayOf, isRecord, stringOf } from "./narrow.js";
 
 /**
  * SQLSTATEs that end the connection, or refuse one, whatever the statement was:
@@ -37,10 +38,6 @@ const LOST_MESSAGES: ReadonlyArray<[RegExp, string]> = [
 /** How deep the wrappers go: Prisma's error → meta → driverAdapterError → cause. */
 const MAX_DEPTH = 6;
 
-function field(value: object, name: string): unknown {
-  return (value as Record<string, unknown>)[name];
-}
-
 /**
  * The reason `err` is a lost connection, as a short fixed label safe to log and to count (a
  * SQLSTATE, a socket error code, a Prisma code or kind, or a node-postgres phrase); null when it
@@ -48,17 +45,16 @@ function field(value: object, name: string): unknown {
  * `driverAdapterError`, and an AggregateError's `errors`: never its connection string.
  */
 export function connectionLossCause(err: unknown, depth = 0): string | null {
-  if (typeof err !== "object" || err === null || depth > MAX_DEPTH) return null;
-  const code = field(err, "code");
-  if (typeof code === "string" && (LOST_SQLSTATE.test(code) || LOST_SOCKET.has(code) || LOST_PRISMA_CODE.has(code))) return code;
-  const kind = field(err, "kind");
-  if (typeof kind === "string" && LOST_ADAPTER_KIND.has(kind)) return kind;
-  const message = field(err, "message");
-  if (typeof message === "string") {
+  if (!isRecord(err) || depth > MAX_DEPTH) return null;
+  const code = stringOf(err.code);
+  if (code !== undefined && (LOST_SQLSTATE.test(code) || LOST_SOCKET.has(code) || LOST_PRISMA_CODE.has(code))) return code;
+  const kind = stringOf(err.kind);
+  if (kind !== undefined && LOST_ADAPTER_KIND.has(kind)) return kind;
+  const message = stringOf(err.message);
+  if (message !== undefined) {
     for (const [pattern, label] of LOST_MESSAGES) if (pattern.test(message)) return label;
   }
-  const errors = field(err, "errors");
-  const inner = [field(err, "cause"), field(err, "meta"), field(err, "driverAdapterError"), ...(Array.isArray(errors) ? errors : [])];
+  const inner = [err.cause, err.meta, err.driverAdapterError, ...arrayOf(err.errors)];
   for (const next of inner) {
     const found = connectionLossCause(next, depth + 1);
     if (found) return found;
@@ -70,3 +66,13 @@ export function connectionLossCause(err: unknown, depth = 0): string | null {
 export function isConnectionLoss(err: unknown): boolean {
   return connectionLossCause(err) !== null;
 }
+
+/**
+ * How long to wait before trying the pool again after a lost connection. A termination or
+ * restart ends every connection at once, and the pool learns of each idle one only when its
+ * socket reports the end, within milliseconds: after this pause it has dropped them, so the next
+ * try gets a live connection instead of another dead one.
+ */
+export const PAUSE_BEFORE_RETRY_MS = 20;
+
+export const pauseBeforeRetry = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, PAUSE_BEFORE_RETRY_MS));
