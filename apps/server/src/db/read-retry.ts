@@ -1,10 +1,11 @@
 // A read that lost its database connection runs once more before anyone sees an error
 // (docs/api-decisions.md, "A lost database connection"), on a connection opened for it: after a
-// termination or a restart the pool may still hold connections whose end it has not heard of yet
-// (the backends are ended one by one), and a second run on one of those would fail the same way. Only a statement that cannot change
-// anything is run again, and only outside a transaction (a transaction lives and dies with its
-// connection). A write that lost its connection may have committed: it fails, and the API
-// answers 503 so that the client decides, with its Idempotency-Key, whether to send it again.
+// termination or a restart the pool may still hold connections whose end it has not heard of
+// yet (the backends end one by one), and a second run on one of those would fail the same way.
+// Only a statement that cannot change anything runs again, and only outside a transaction (a
+// transaction lives and dies with its connection). A write that lost its connection may have
+// committed: it fails, and the API answers 503 so that the client decides, with its
+// Idempotency-Key, whether to send it again.
 import type { SqlDriverAdapterFactory } from "@prisma/client/runtime/client";
 import { isConnectionLoss } from "../lib/connection-loss.js";
 import type { ConnectionRetryCounts } from "./types.js";

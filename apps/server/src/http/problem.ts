@@ -84,7 +84,7 @@ export function toIssue(issue: ValidatorIssue): ProblemIssue {
  * How long a client waits before sending a request that met a lost database connection again:
  * the pool opens a new connection at once, so a second is enough when the database is up.
  */
-export const CONNECTION_LOSS_RETRY_AFTER_SECONDS = 1;
+const CONNECTION_LOSS_RETRY_AFTER_SECONDS = 1;
 
 /**
  * A lost or unobtainable database connection (lib/connection-loss.ts): the request may be sent

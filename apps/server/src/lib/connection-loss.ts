@@ -70,9 +70,9 @@ export function isConnectionLoss(err: unknown): boolean {
 /**
  * How long to wait before trying the pool again after a lost connection. A termination or
  * restart ends every connection at once, and the pool learns of each idle one only when its
- * socket reports the end, within milliseconds: after this pause it has dropped them, so the next
- * try gets a live connection instead of another dead one.
+ * socket reports the end, usually within milliseconds: after this pause it has most likely
+ * dropped them, so the next try gets a live connection rather than another dead one.
  */
-export const PAUSE_BEFORE_RETRY_MS = 20;
+const PAUSE_BEFORE_RETRY_MS = 20;
 
 export const pauseBeforeRetry = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, PAUSE_BEFORE_RETRY_MS));
