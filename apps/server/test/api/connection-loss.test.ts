@@ -1,16 +1,73 @@
 // A lost database connection is a retry or a 503, never a 500 (docs/api-decisions.md#a-lost-database-connection):
 // the real server under a steady load of reads and keyed POSTs while an admin connection
-// terminates every other backend of its database, several times. PostgreSQL only: PGlite is one
+// terminates every other backend of its database, several times; and a server whose database
+// cannot be reached at all (a TCP proxy in between, cut). PostgreSQL only: PGlite is one
 // in-process connection, there is nothing to terminate.
+import { createServer, connect, type Socket } from "node:net";
 import type { WebhookDelivery } from "@audit-review/api-types/internal";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createEndpoint, ingestCodingEvaluation, ingestQuestionSet, publishEvent, rawProblem, uniq, useApiServer } from "../harness/factories.js";
+import { createTestDatabase, type TestDatabase } from "../harness/db.js";
 import { moved, scrape } from "../harness/metrics.js";
 import type { TestOrg, TestServer } from "../harness/server.js";
 
+/** A TCP proxy to PostgreSQL that can be cut: every connection through it ends, new ones are dropped. */
+interface CuttableProxy {
+  url: string;
+  cut(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+async function cuttableProxy(databaseUrl: string): Promise<CuttableProxy> {
+  const target = new URL(databaseUrl);
+  const sockets = new Set<Socket>();
+  let open = true;
+  const proxy = createServer((client) => {
+    if (!open) return client.destroy();
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("error", () => socket.destroy());
+      socket.on("close", () => {
+        sockets.delete(socket);
+        (socket === client ? upstream : client).destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const address = proxy.address();
+  if (typeof address !== "object" || address === null) throw new Error("the proxy has no port");
+  const url = new URL(databaseUrl);
+  url.host = `127.0.0.1:${address.port}`;
+  return {
+    url: url.toString(),
+    cut() {
+      open = false;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      open = true;
+    },
+    close: () => new Promise((resolve) => proxy.close(() => resolve())),
+  };
+}
+
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const server: TestServer | undefined = onPostgres ? await useApiServer() : undefined;
+// a second server whose every database connection goes through a proxy the test cuts
+const behindProxy: { db: TestDatabase; proxy: CuttableProxy; server: TestServer } | undefined = onPostgres ? await (async () => {
+  const db = await createTestDatabase();
+  const proxy = await cuttableProxy(db.databaseUrl!);
+  // registered before the server's own close, so they run after it
+  afterAll(async () => {
+    await proxy.close();
+    await db.close();
+  });
+  return { db, proxy, server: await useApiServer({ databaseUrl: proxy.url }) };
+})() : undefined;
 
 const READERS = 4;
 const WRITERS = 2;
@@ -166,5 +223,44 @@ describe.skipIf(!onPostgres)("a lost database connection under load (PostgreSQL 
     expect(s.logs.slice(settledAt).filter((l) => l.includes("database connection lost"))).toEqual([]);
     const settled = await scrape(metricsUrl);
     for (const outcome of ["retried_ok", "gave_up"]) expect(moved(after, settled, "ars_db_connection_retries_total", { pool: "main", outcome })).toBe(0);
+  }, 60_000);
+
+  it("When the database cannot be reached at all, Then reads and keyed POSTs answer 503 with Retry-After, never 500, and once it can the repeat takes effect once", async () => {
+    const { proxy, server: s } = behindProxy!;
+    const org = await s.newOrg();
+    const metricsUrl = s.server.deps.metrics!.listener.url;
+    const before = await scrape(metricsUrl);
+    const key = `unreachable-${uniq()}`;
+    const create = () =>
+      s.raw("/v2/webhook_endpoints", {
+        token: org.token,
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ url: "https://hooks.acme-receiver.com/unreachable", description: key }),
+      });
+    expect((await s.raw("/v2/question_sets", { token: org.token })).status).toBe(200);
+    const logsBefore = s.logs.length;
+
+    proxy.cut();
+    for (const response of [await s.raw("/v2/question_sets", { token: org.token }), await s.raw("/v2/webhook_endpoints", { token: org.token }), await create()]) {
+      const problem = await rawProblem(response, { status: 503, code: "SERVICE_UNAVAILABLE" });
+      expect(response.headers.get("retry-after")).toBe("1");
+      expect(problem.detail).toBe("The service is briefly unavailable; retry after 1 second.");
+    }
+    expect((await s.raw("/readyz")).status).toBe(503);
+    const lost = s.logs.slice(logsBefore).filter((l) => l.includes("database connection lost; answered 503"));
+    expect(lost).toHaveLength(3);
+    for (const line of lost) expect(line).not.toMatch(/postgresql:|127\.0\.0\.1|password/i);
+    // each read ran a second time, on a fresh connection, and that failed too
+    const after = await scrape(metricsUrl);
+    expect(moved(before, after, "ars_db_connection_retries_total", { pool: "main", outcome: "gave_up" })).toBeGreaterThanOrEqual(2);
+
+    proxy.restore();
+    expect((await s.raw("/v2/question_sets", { token: org.token })).status).toBe(200);
+    const created = await create();
+    expect(created.status).toBe(201);
+    expect((await create()).headers.get("idempotent-replayed")).toBe("true");
+    const [row] = await s.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_endpoints WHERE description = $1", [key]);
+    expect(row!.n).toBe(1);
   }, 60_000);
 });
