@@ -18,7 +18,7 @@ export class ApiError extends Error {
   readonly errors: ProblemIssue[];
   /** The problem body as sent; null when the answer was not a problem. */
   readonly problem: Problem | null;
-  /** For 429: the seconds `Retry-After` asks to wait; otherwise null. */
+  /** For 429 and 503: the seconds `Retry-After` asks to wait; otherwise null. */
   readonly retryAfterSeconds: number | null;
   /** The HTTP method and URL of the failed request. */
   readonly request: { method: string; url: string };

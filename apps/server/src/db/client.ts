@@ -6,7 +6,7 @@ import { openPglite } from "./pglite.js";
 import { openPostgres } from "./postgres.js";
 import type { Database, OpenDatabaseOptions } from "./types.js";
 
-export type { Database, OpenDatabaseOptions, PoolStats, Row, Session, SqlExecutor } from "./types.js";
+export type { ConnectionRetryCounts, Database, OpenDatabaseOptions, PoolStats, Row, Session, SqlExecutor } from "./types.js";
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize);

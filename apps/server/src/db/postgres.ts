@@ -1,9 +1,12 @@
 // PostgreSQL: Prisma through @prisma/adapter-pg and raw SQL share one pg.Pool, so the pool size
-// bounds the connections a process opens; LISTEN gets its own connection (see notify.ts).
+// bounds the connections a process opens; LISTEN gets its own connection (see notify.ts). A read
+// on the pool that loses its connection runs once more (read-retry.ts), Prisma's and raw alike,
+// on a short-lived connection of its own: up to the pool size again, only while retries run.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { createPgListener } from "./notify.js";
+import { createReadRetry, withReadRetry } from "./read-retry.js";
 import { sharedParsers } from "./sql-types.js";
 import { assertChannelName, type Database, type Row, type Session, type SqlExecutor } from "./types.js";
 
@@ -49,18 +52,49 @@ async function transactionOn<T>(client: pg.PoolClient, fn: (tx: SqlExecutor) => 
   }
 }
 
+/**
+ * A connection taken from the pool for a transaction or a session. While held it has no listener
+ * of the pool's: a connection terminated between two of its statements (pg_terminate_backend, a
+ * restart) would emit an unhandled 'error' and end the process. The loss shows instead as the
+ * failure of its next statement, which lib/connection-loss.ts classifies.
+ */
+async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(destroy: boolean): void }> {
+  const client = await pool.connect();
+  const ignore = () => undefined;
+  client.on("error", ignore);
+  return {
+    client,
+    release(destroy) {
+      client.removeListener("error", ignore);
+      client.release(destroy);
+    },
+  };
+}
+
 export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE): Promise<Database> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   // An idle client losing its connection emits on the pool; unhandled, that would crash the process.
   pool.on("error", () => undefined);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // A read's second run (read-retry.ts) takes a connection opened for it and closed right after
+  // (idle 1 ms), never one that may have died with the first.
+  const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1 });
+  freshPool.on("error", () => undefined);
+  const retry = createReadRetry();
+  const prisma = new PrismaClient({ adapter: withReadRetry(new PrismaPg(pool), new PrismaPg(freshPool), retry) });
   const listener = createPgListener(databaseUrl);
-  const raw = executor(pool);
+  const direct = executor(pool);
+  const fresh = executor(freshPool);
+  const raw: SqlExecutor = {
+    query<T = Row>(sql: string, params?: unknown[]): Promise<T[]> {
+      return retry.run(sql, (again) => (again ? fresh : direct).query<T>(sql, params));
+    },
+    exec: direct.exec,
+  };
 
   try {
     await raw.query("SELECT 1");
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    await Promise.all([pool.end(), freshPool.end()]).catch(() => undefined);
     throw error;
   }
 
@@ -71,7 +105,7 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
     exec: raw.exec,
 
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      const { client, release } = await checkOut(pool);
       let broken = false;
       try {
         return await transactionOn(client, fn);
@@ -82,23 +116,25 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
         }
         throw error;
       } finally {
-        client.release(broken);
+        release(broken);
       }
     },
 
     async session<T>(fn: (session: Session) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      const { client, release } = await checkOut(pool);
       try {
         return await fn({ ...executor(client), transaction: (body) => transactionOn(client, body).catch(unwrapRollback) });
       } finally {
         // closed, not returned: whatever the session locked or SET ends with it
-        client.release(true);
+        release(true);
       }
     },
 
     listen: listener.listen,
 
     poolStats: () => ({ max: poolSize, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
+
+    connectionRetries: retry.counts,
 
     async notify(channel, payload = "") {
       assertChannelName(channel);
@@ -108,7 +144,7 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
     async close() {
       await listener.close();
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), freshPool.end()]);
     },
   };
 }

@@ -2,23 +2,21 @@
 // When the replica cannot answer (down, restarting, or a query cancelled by WAL replay), the
 // same statement runs on the primary, so losing a replica slows nothing down but the primary.
 import pg from "pg";
+import { isConnectionLoss } from "../lib/connection-loss.js";
 import { rawQueryTypes } from "./postgres.js";
 import type { Row, SqlExecutor } from "./types.js";
 
 const DEFAULT_POOL_SIZE = 10;
 
 /**
- * Errors after which the primary answers instead: the connection could not be made or was lost
- * (node errors, pg's own, 08xxx), the server is shutting down or starting (57P0x), or a standby
- * cancelled the query for a conflict with recovery (40001). A SQL error of the statement itself
- * would fail on the primary too and is not retried.
+ * Errors after which the primary answers instead: a lost or refused connection (which errors
+ * those are, lib/connection-loss.ts decides), or a standby that cancelled the query for a
+ * conflict with recovery (40001). A SQL error of the statement itself would fail on the primary
+ * too and is not retried.
  */
 export function replicaUnavailable(err: unknown): boolean {
-  const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
-  if (/^(08|57P0)/.test(code) || code === "40001") return true;
-  if (["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EPIPE"].includes(code)) return true;
-  const message = err instanceof Error ? err.message : "";
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
+  if (isConnectionLoss(err)) return true;
+  return typeof err === "object" && err !== null && "code" in err && err.code === "40001";
 }
 
 export interface ReadReplica extends SqlExecutor {

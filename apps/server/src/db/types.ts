@@ -46,6 +46,11 @@ export interface Database extends SqlExecutor {
   notify(channel: string, payload?: string): Promise<void>;
   /** The connection pool now (the metrics). `inUse`/`waiting` are null where the engine does not tell (PGlite). */
   poolStats(): PoolStats;
+  /**
+   * Reads run again after losing their connection (db/read-retry.ts), since the pool opened.
+   * Absent where there is no connection to lose (PGlite runs in the process).
+   */
+  connectionRetries?(): ConnectionRetryCounts;
   close(): Promise<void>;
 }
 
@@ -53,6 +58,13 @@ export interface PoolStats {
   max: number;
   inUse: number | null;
   waiting: number | null;
+}
+
+export interface ConnectionRetryCounts {
+  /** the second run answered */
+  retriedOk: number;
+  /** the second run failed too */
+  gaveUp: number;
 }
 
 export interface OpenDatabaseOptions {

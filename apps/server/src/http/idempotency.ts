@@ -2,8 +2,12 @@
 // this middleware replays a kept response and captures the first one before it is sent.
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Logger } from "../lib/logger.js";
-import type { IdempotencyService } from "../services/idempotency.service.js";
+import { connectionLossCause, isConnectionLoss, pauseBeforeRetry } from "../lib/connection-loss.js";
+import type { Claim, IdempotencyService } from "../services/idempotency.service.js";
 import { authOf } from "./context.js";
+
+/** How often freeing a key is tried when the connection keeps being lost. */
+const ABANDON_TRIES = 3;
 
 /** The response headers a replay repeats besides status and body. */
 const REPLAYED_HEADERS = ["content-type", "location"];
@@ -51,12 +55,29 @@ export function idempotency({ service, logger }: IdempotencyDeps): RequestHandle
         () => send(body),
         (error: unknown) => {
           logger.error({ err: error, request_id: req.requestId }, "idempotency key could not be stored");
-          claim.abandon().catch(() => undefined);
-          send(body);
+          // Freeing the key is what lets the client's repeat run at all; the answer waits for it,
+          // so the client never repeats before the key is free.
+          void freeKey(claim).finally(() => send(body));
         },
       );
       return res;
     };
     next();
+  }
+
+  /**
+   * Frees the key. After a lost connection the pool may still hand out connections that died with
+   * it: two more tries, a pause apart, give it time to drop them.
+   */
+  async function freeKey(claim: Claim): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      const failure = await claim.abandon().then(() => null, (err: unknown) => err);
+      if (failure === null || !isConnectionLoss(failure)) return;
+      if (tries === ABANDON_TRIES) {
+        logger.warn({ cause: connectionLossCause(failure) }, "idempotency key left claimed: a repeat is refused until the claim is abandoned");
+        return;
+      }
+      await pauseBeforeRetry();
+    }
   }
 }

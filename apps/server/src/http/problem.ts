@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Duplex } from "node:stream";
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import type { Problem, ProblemIssue } from "@audit-review/api-types/internal";
+import { connectionLossCause } from "../lib/connection-loss.js";
 import { AppError, ValidationErrors } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
 import { isRecord, recordOf, stringOf } from "../lib/narrow.js";
@@ -79,7 +80,22 @@ export function toIssue(issue: ValidatorIssue): ProblemIssue {
   return { location, name: rest.join(".") || location, message };
 }
 
-/** Maps anything thrown to a problem: our errors, the validator's, body-parser's; else a 500. */
+/**
+ * How long a client waits before sending a request that met a lost database connection again:
+ * the pool opens a new connection at once, so a second is enough when the database is up.
+ */
+const CONNECTION_LOSS_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A lost or unobtainable database connection (lib/connection-loss.ts): the request may be sent
+ * again, which a 500 would not say. Nothing of the cause reaches the client.
+ */
+const serviceUnavailable = () =>
+  new AppError(503, "SERVICE_UNAVAILABLE", "Service unavailable", `The service is briefly unavailable; retry after ${CONNECTION_LOSS_RETRY_AFTER_SECONDS} second.`, undefined, {
+    "Retry-After": String(CONNECTION_LOSS_RETRY_AFTER_SECONDS),
+  });
+
+/** Maps anything thrown to a problem: our errors, the validator's, body-parser's, a lost connection's 503; else a 500. */
 export function problemHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     if (res.headersSent) {
@@ -119,6 +135,12 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     }
     if (status === 400 && Array.isArray(e.errors)) {
       return sendProblem(req, res, new ValidationErrors(e.errors.map(toIssue)));
+    }
+    const lost = connectionLossCause(err);
+    if (lost !== null) {
+      // the cause is a fixed label (a SQLSTATE, a socket error code): no message, no connection string
+      logger.warn({ request_id: req.requestId, cause: lost }, "database connection lost; answered 503");
+      return sendProblem(req, res, serviceUnavailable());
     }
     logger.error({ request_id: req.requestId, err: errSummary(err) }, "unhandled error");
     return sendProblem(req, res, new AppError(500, "INTERNAL_ERROR", "Internal error", "An unexpected error occurred."));

@@ -96,4 +96,21 @@ export function databaseGauges(registry: Registry, { db, engineDb, clock, logger
   poolGauge("ars_db_pool_connections_max", "Connections the pool may open (main: API and scrape; engine: the delivery engine's own). The embedded database has one.", (s) => s.max);
   poolGauge("ars_db_pool_connections_in_use", "Connections checked out of the pool now (PostgreSQL pools only).", (s) => s.inUse);
   poolGauge("ars_db_pool_requests_waiting", "Queries waiting for a free connection of the pool (PostgreSQL pools only).", (s) => s.waiting);
+
+  // kept by the pool itself (db/read-retry.ts), which has no registry: read as they stand at each scrape
+  new Counter({
+    name: "ars_db_connection_retries_total",
+    help: "Reads run again on a fresh connection after losing theirs, by pool and how the second run ended: retried_ok, or gave_up (the caller got the error: a 503 on the API). PostgreSQL pools only.",
+    labelNames: ["pool", "outcome"] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const p of pools) {
+        const counts = p.db.connectionRetries?.();
+        if (!counts) continue;
+        this.labels(p.name, "retried_ok").inc(counts.retriedOk);
+        this.labels(p.name, "gave_up").inc(counts.gaveUp);
+      }
+    },
+  });
 }
