@@ -23,8 +23,8 @@ export interface Job {
 
 /** What the dispatcher learns from a delivery as it goes. */
 export interface DeliverHooks {
-  /** The attempt is over (or was never made): the row's slot is free, recording or not. */
-  attemptOver(endpointId: string): void;
+  /** The attempt is over (or was never made): the row's slot is free; its outcome is being recorded. */
+  attemptOver(deliveryId: string, endpointId: string): void;
   /** The receiver could not be reached at all. */
   unreachable(endpointId: string, at: Date): void;
   /** A retry of this row is due at `at`. */
@@ -139,7 +139,7 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
           if (report.error && UNREACHABLE.has(report.error.code)) hooks.unreachable(ep.id, clock.now());
         }
       } finally {
-        hooks.attemptOver(d.endpoint_id);
+        hooks.attemptOver(d.id, d.endpoint_id);
       }
       if (!ep || !report) {
         const update = endpointUnavailable(ep ? unavailableCause(ep) : "deleted", d.attempt_count, d.last_response_status);

@@ -42,7 +42,7 @@ describe.skipIf(!onPostgres)("recording a batch (PostgreSQL only: skipped unless
     const queue = deliveriesQueueRepo(t!.db);
     const now = new Date();
     const claim = await queue.claim({
-      leaseToken: "lease", limit: 10, leaseMs: 60_000, now, perEndpoint: 4, busyEndpoints: new Map(), skipEndpoints: [], inFlight: [],
+      leaseToken: "lease", limit: 10, leaseMs: 60_000, perEndpoint: 4, busyEndpoints: new Map(), skipEndpoints: [], inFlight: [],
     });
     expect(claim.rows).toHaveLength(2);
     const outcome = (endpointId: string): OutcomeRecord => {
