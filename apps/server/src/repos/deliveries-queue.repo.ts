@@ -525,7 +525,7 @@ export function deliveriesQueueRepo(db: Database) {
       return claim;
     },
 
-    /** Gives rows back before their lease runs out (a stopping dispatcher that will not send them). */
+    /** Gives rows back before their lease runs out: held rows a dispatcher will not send (stopping, resting, lease running short). */
     async release(ids: readonly string[], leaseToken: string): Promise<void> {
       if (!ids.length) return;
       await db.query(
