@@ -198,7 +198,8 @@ export function createDispatcher({
         continue;
       }
       const { job } = row;
-      const run = deliverer.deliver(job.since === claimMark ? job : { ...job, since: floor })
+      if (job.since !== claimMark) job.since = floor;
+      const run = deliverer.deliver(job)
         // The row keeps its lease and is tried again once the lease runs out.
         .catch((err: unknown) => log.error({ delivery_id: row.id, endpoint_id: row.endpointId, err: err instanceof Error ? err.message : String(err) }, "delivery failed unexpectedly"))
         .finally(() => {
@@ -215,6 +216,13 @@ export function createDispatcher({
       log.warn({ dropped: dropped.length }, "delivery leases running short: rows dropped unsent");
       void giveBack(dropped);
     }
+  }
+
+  /** A held row claimed again by this dispatcher: its outcome and renewals go under the newer lease. */
+  function adopt(mine: HeldRow, again: HeldRow): void {
+    mine.leaseToken = again.leaseToken;
+    mine.job.leaseToken = again.leaseToken;
+    mine.leaseUntil = again.leaseUntil;
   }
 
   async function claimOnce(limit: number): Promise<number> {
@@ -240,16 +248,27 @@ export function createDispatcher({
       id: d.id, endpointId: d.endpoint_id, createdAt: d.created_at, leaseToken, leaseUntil: keeper.until(sentAt),
       job: { d, leaseToken, ev: events.get(d.event_id), since: mark },
     }));
+    // A claim sent before this dispatcher took a row cannot have excluded it, and may take it
+    // again once its lease ran out (a database out of reach, say): the row is still this
+    // dispatcher's, now under the newer lease, and it is not sent twice.
+    const fresh = held.filter((r) => {
+      const mine = slots.get(r.id);
+      if (mine) adopt(mine, r);
+      return !mine;
+    });
     if (!running) {
       // Stopping meanwhile: give the rows back now rather than when their lease runs out.
-      await giveBack(held);
+      await giveBack(fresh);
       return 0;
     }
     deliverer.claimed(endpoints, rows.map((r) => r.endpoint_id), mark);
     // An endpoint found unreachable while this claim was on the wire rests now: its rows go back untried.
     const restingNowSet = new Set(restingNow());
-    const back = held.filter((r) => restingNowSet.has(r.endpointId));
-    for (const r of held) if (!restingNowSet.has(r.endpointId)) slots.add(r);
+    const back: HeldRow[] = [];
+    for (const r of fresh) {
+      if (restingNowSet.has(r.endpointId)) back.push(r);
+      else slots.add(r);
+    }
     if (back.length) void giveBack(back);
     pump(mark);
     return rows.length;

@@ -65,6 +65,8 @@ export interface Slots<R extends SlotRow> {
   freeRows(): number;
   /** Reserves room for a claim of `limit` rows until it returns. */
   reserve(limit: number): Reservation;
+  /** The held row of this delivery, if any. */
+  get(id: string): R | undefined;
   /** Every held row (waiting, sending, recording). */
   held(): R[];
   /** Whether any row is held. */
@@ -197,6 +199,7 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
       };
     },
 
+    get: (id) => rows.get(id)?.row,
     held: () => [...rows.values()].map((h) => h.row),
     get size() {
       return rows.size;

@@ -5,11 +5,12 @@
 import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
+import type { Database } from "../../src/db/client.js";
 import type { Clock } from "../../src/delivery/clock.js";
 import { createDispatcher, type Dispatcher } from "../../src/delivery/dispatcher.js";
 import { drainDispatcher } from "../harness/drain.js";
 import type { TestOrg } from "../harness/server.js";
-import { deliveriesOf, endpointFor, publish, useDeliveryServer } from "./support.js";
+import { deliveriesOf, endpointFor, gate, publish, useDeliveryServer } from "./support.js";
 
 const LEASE_MS = 1_000;
 /** Three leases: every row waits and is attempted for longer than a lease. */
@@ -120,6 +121,75 @@ describe("leases held by live dispatchers", () => {
     await drainDispatcher(h.server.server.deps, { timeoutMs: 20_000 });
     expect([...arrivals(r.requests).values()]).toEqual([1, 1, 1]);
     for (const d of await deliveriesOf(org.api, ep.id)) expect(d).toMatchObject({ status: "succeeded", attempt_count: 1 });
+  });
+});
+
+/** The database as it is, but each claim statement may be held before it runs or before its rows come back. */
+function withHeldClaims(db: Database) {
+  const before: Array<Promise<void>> = [];
+  const after: Array<Promise<void>> = [];
+  const proxy = new Proxy(db, {
+    get(target, prop) {
+      if (prop === "query") {
+        return async (sql: string, params?: unknown[]) => {
+          if (!sql.includes("WITH RECURSIVE queued")) return target.query(sql, params);
+          await before.shift();
+          const rows = await target.query(sql, params);
+          await after.shift();
+          return rows;
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db: proxy, holdNextBefore: (g: Promise<void>) => before.push(g), holdNextResult: (g: Promise<void>) => after.push(g) };
+}
+
+describe("a row claimed again by its own dispatcher", () => {
+  it("When a claim sent before the dispatcher took a row returns it again after its lease lapsed, Then the row is sent once and recorded under the newer lease", async () => {
+    const answer = gate();
+    const r = await h.receiver({
+      handler: async (_req, res) => {
+        await answer.promise;
+        res.writeHead(200).end();
+      },
+    });
+    const ep = await endpointFor(org.api, r.url);
+    await h.server.server.dispatcher!.stop(); // only the dispatcher under test claims
+    const deps = h.server.server.deps;
+    const claims = withHeldClaims(deps.db);
+    const d = createDispatcher({
+      db: claims.db, logger: deps.logger, sender: deps.sender, secretBox: deps.secretBox, signal: deps.signal, clock: deps.clock,
+      config: { ...deps.config.delivery, pollIntervalMs: 60_000, concurrency: 4, batchSize: 4 },
+    });
+    others.push(d);
+    d.start();
+    await d.idle();
+
+    // Claim A takes the row, but its answer is held; claim B is sent meanwhile (so it cannot
+    // exclude the row) and held before it runs.
+    const resultA = gate();
+    const runB = gate();
+    claims.holdNextResult(resultA.promise);
+    await publish(org.api);
+    await vi.waitUntil(async () => (await h.server.server.db.query("SELECT 1 FROM webhook_deliveries WHERE endpoint_id = $1 AND lease_owner IS NOT NULL", [ep.id])).length === 1, { timeout: 10_000, interval: 10 });
+    claims.holdNextBefore(runB.promise);
+    const b = d.claimNow();
+    resultA.open();
+    await r.nextRequest({ timeoutMs: 10_000 });
+    // Its lease lapses while it is being sent (the database out of reach for a lease, say), and B runs now.
+    await h.server.server.db.query("UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE endpoint_id = $1", [ep.id]);
+    runB.open();
+    expect(await b).toBe(1);
+    answer.open();
+    await drainDispatcher({ dispatcher: d, db: deps.db, clock: deps.clock }, { timeoutMs: 10_000 });
+    // a lease later, nothing was sent again
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200));
+    expect(r.requests).toHaveLength(1);
+    const [delivery] = await deliveriesOf(org.api, ep.id);
+    expect(delivery).toMatchObject({ status: "succeeded", attempt_count: 1 });
+    expect(await attemptRows(delivery!.id)).toBe(1);
   });
 });
 

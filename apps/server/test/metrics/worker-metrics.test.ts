@@ -1,7 +1,7 @@
 // The `worker` role has its own metrics listener: an API server without a dispatcher and a worker
 // on one PostgreSQL, deliveries flowing to a real receiver. The worker counts what it sends (and
 // what it could not record once its lease had run out); both read the same queue from the database.
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { startWorker } from "../../src/worker.js";
 import { onPostgres } from "../harness/db.js";
 import { moved, scrape, valueOf } from "../harness/metrics.js";
@@ -44,11 +44,13 @@ describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a 
       },
     });
     await endpointFor(org.api, r.url);
-    const slow = await startWorker({ ...workerOptions(h, {}), metricsPort: 0 });
+    // Poll of a minute: once its claims are answered, the slow worker claims nothing more by itself.
+    const slow = await startWorker({ ...workerOptions(h, { pollIntervalMs: 60_000 }), metricsPort: 0 });
     const others: Array<Awaited<ReturnType<typeof startWorker>>> = [slow];
     try {
       await publish(org.api);
       await r.nextRequest(); // the slow worker's attempt, held
+      await vi.waitUntil(() => slow.dispatcher.stats().held === 1, { timeout: 5_000, interval: 10 }); // no claim of it on the wire
       // A live worker renews its leases (docs/delivery.md#leases): this one's ran out as if the
       // database had been out of its reach for a whole lease.
       await h.server.server.db.query("UPDATE webhook_deliveries SET lease_owner = 'lapsed', locked_until = now() - interval '1 second' WHERE lease_owner IS NOT NULL");
