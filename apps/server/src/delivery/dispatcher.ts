@@ -120,10 +120,12 @@ export function createDispatcher({
     afterRenewal(lost) {
       // A waiting row that lost its lease, or whose lease could not be renewed in time, is
       // never sent: another dispatcher may have it by now, or will once its lease runs out.
+      // (A row whose outcome is being recorded ends its own lease: not a loss.)
       const gone = new Set(lost);
       const dropped = slots.takeWaiting((r) => gone.has(r) || !keeper.covers(r));
-      if (lost.length || dropped.length) {
-        log.warn({ lost: lost.length, dropped_waiting: dropped.length }, "delivery leases lost or running short: waiting rows dropped unsent");
+      const lostSending = lost.filter((r) => slots.stateOf(r.id) === "sending").length;
+      if (lostSending || dropped.length) {
+        log.warn({ lost_while_sending: lostSending, dropped_waiting: dropped.length }, "delivery leases lost or running short: waiting rows dropped unsent");
       }
       if (dropped.length) {
         void giveBack(dropped);

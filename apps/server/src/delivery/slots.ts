@@ -24,6 +24,8 @@ export interface SlotLimits {
   maxUnrecorded: number;
 }
 
+export type SlotState = "waiting" | "sending" | "recording";
+
 /** A held row as the slots know it. */
 export interface SlotRow {
   id: string;
@@ -67,6 +69,8 @@ export interface Slots<R extends SlotRow> {
   reserve(limit: number): Reservation;
   /** The held row of this delivery, if any. */
   get(id: string): R | undefined;
+  /** Where a held row is: waiting for a slot, being sent, or waiting for its outcome to be recorded. */
+  stateOf(id: string): SlotState | undefined;
   /** Every held row (waiting, sending, recording). */
   held(): R[];
   /** Whether any row is held. */
@@ -74,12 +78,10 @@ export interface Slots<R extends SlotRow> {
   stats(): SlotStats;
 }
 
-type State = "waiting" | "sending" | "recording";
-
 export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
   const { concurrency, perEndpoint, ahead, batchSize, maxUnrecorded } = limits;
   const perEndpointCap = ahead * perEndpoint;
-  const rows = new Map<string, { row: R; state: State }>(); // delivery id → the held row
+  const rows = new Map<string, { row: R; state: SlotState }>(); // delivery id → the held row
   const waiting = new Map<string, R[]>(); // endpoint → its rows waiting for a slot, in claim order
   const busy = new Map<string, number>(); // endpoint → its rows sending
   const reserved = new Map<string, number>(); // endpoint → rows the claims on the wire may still add
@@ -200,6 +202,7 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
     },
 
     get: (id) => rows.get(id)?.row,
+    stateOf: (id) => rows.get(id)?.state,
     held: () => [...rows.values()].map((h) => h.row),
     get size() {
       return rows.size;

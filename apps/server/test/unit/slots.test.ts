@@ -25,10 +25,15 @@ describe("starting rows", () => {
     const a = rows("a", 3);
     for (const r of a) slots.add(r);
     slots.startable();
+    expect(slots.stateOf(a[2]!.id)).toBe("waiting");
+    expect(slots.stateOf(a[0]!.id)).toBe("sending");
     slots.attemptOver(a[0]!);
+    expect(slots.stateOf(a[0]!.id)).toBe("recording");
     expect(slots.stats()).toMatchObject({ held: 3, sending: 1, unrecorded: 1 });
     expect(slots.startable()).toEqual([a[2]]);
     slots.done(a[0]!);
+    expect(slots.stateOf(a[0]!.id)).toBeUndefined();
+    expect(slots.get(a[1]!.id)).toBe(a[1]);
     expect(slots.stats()).toEqual({ held: 2, waiting: 0, sending: 2, unrecorded: 0 });
     expect(slots.size).toBe(2);
   });
