@@ -139,8 +139,8 @@ export const DEFAULT_DELIVERY: DeliveryConfig = {
   connectTimeoutMs: 5_000,
   totalTimeoutMs: 15_000,
   maxResponseBytes: 64 * 1024,
-  // Longer than a worst-case attempt (token fetch, send, token refetch after a 401, resend:
-  // 4 × totalTimeoutMs), so a live dispatcher never loses a row it is still sending.
+  // Renewed every quarter of it while a row is held (docs/delivery.md#leases): how long a crashed
+  // dispatcher's rows wait for another one, and twice the database pause a live one rides out.
   leaseMs: 120_000,
   pollIntervalMs: 1_000,
   batchSize: 50,

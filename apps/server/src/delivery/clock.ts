@@ -10,6 +10,11 @@ export interface Clock {
   now(): Date;
   /** Calls `fn` once `ms` have passed on this clock. The timer never keeps the process alive. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
+  /**
+   * How far this clock runs ahead of real time (0 when absent). Due times and leases are judged
+   * by the database's clock plus this, so a test that moves the engine's clock moves them too.
+   */
+  aheadMs?(): number;
 }
 
 export const systemClock: Clock = {
@@ -73,6 +78,7 @@ export function adjustableClock(): AdjustableClock {
   };
   return {
     now: () => new Date(now()),
+    aheadMs: () => offset,
     setTimeout(fn, ms) {
       const t: PendingTimer = { due: now() + Math.max(0, ms), fn, real: null };
       timers.add(t);

@@ -16,6 +16,7 @@ import type { Recorder } from "./recorder.js";
 
 export interface Job {
   d: ClaimedDelivery;
+  /** the lease the outcome is recorded under: read when recording, as the row may be claimed again by its own dispatcher meanwhile */
   leaseToken: string;
   ev: QueueEvent | undefined;
   /** the earliest endpoint read (by number) this row may be sent with: its claim's, or a later one */
@@ -24,8 +25,8 @@ export interface Job {
 
 /** What the dispatcher learns from a delivery as it goes. */
 export interface DeliverHooks {
-  /** The attempt is over (or was never made): the row's slot is free, recording or not. */
-  attemptOver(endpointId: string): void;
+  /** The attempt is over (or was never made): the row's slot is free; its outcome is being recorded. */
+  attemptOver(deliveryId: string, endpointId: string): void;
   /** The receiver could not be reached at all. */
   unreachable(endpointId: string, at: Date): void;
   /** A retry of this row is due at `at`. */
@@ -126,8 +127,9 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
       }
     },
 
-    async deliver({ d, leaseToken, ev, since }) {
-      const base = { deliveryId: d.id, endpointId: d.endpoint_id, leaseToken };
+    async deliver(job) {
+      const { d, ev, since } = job;
+      const base = () => ({ deliveryId: d.id, endpointId: d.endpoint_id, leaseToken: job.leaseToken });
       let report;
       let ep: QueueEndpoint | undefined;
       try {
@@ -140,11 +142,11 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
           if (report.error && UNREACHABLE.has(report.error.code)) hooks.unreachable(ep.id, clock.now());
         }
       } finally {
-        hooks.attemptOver(d.endpoint_id);
+        hooks.attemptOver(d.id, d.endpoint_id);
       }
       if (!ep || !report) {
         const update = endpointUnavailable(ep ? unavailableCause(ep) : "deleted", d.attempt_count, d.last_response_status);
-        return record({ ...base, update, effect: null, attempt: null, at: clock.now() }, d);
+        return record({ ...base(), update, effect: null, attempt: null, at: clock.now() }, d);
       }
       const trigger = stored(ATTEMPT_TRIGGERS, d.next_trigger);
       observe.attempt(report.durationMs);
@@ -152,9 +154,9 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
       if (d.attempt_count === 0 && trigger === "scheduled") observe.firstAttempt(report.startedAt.getTime() - uuidv7Millis(d.id));
       const at = clock.now();
       const outcome = decideOutcome({ attemptCount: d.attempt_count, result: report, now: at, random, config, oneShot: trigger === "manual" });
-      log.info({ ...base, event_id: d.event_id, attempt: outcome.delivery.attempt_count, response_status: report.status, error_code: report.error?.code ?? null, outcome: outcome.delivery.status, duration_ms: report.durationMs }, "delivery attempt");
+      log.info({ ...base(), event_id: d.event_id, attempt: outcome.delivery.attempt_count, response_status: report.status, error_code: report.error?.code ?? null, outcome: outcome.delivery.status, duration_ms: report.durationMs }, "delivery attempt");
       const attemptRow = { id: newId(), trigger, url: ep.url, started_at: report.startedAt, duration_ms: report.durationMs, response_body: report.responseBody };
-      await record({ ...base, update: outcome.delivery, effect: outcome.endpoint, attempt: attemptRow, at }, d);
+      await record({ ...base(), update: outcome.delivery, effect: outcome.endpoint, attempt: attemptRow, at }, d);
     },
   };
 }

@@ -1,9 +1,11 @@
 // The delivery engine's scheduler. It only decides when each step runs and how many at once:
 // claim (repos/deliveries-queue.repo.ts) → prepare (prepare.ts) → attempt (attempt.ts) →
 // decide (outcome.ts) → record (recorder.ts). Any number of dispatchers, in any number of
-// processes, can share one database: rows are leased with FOR UPDATE SKIP LOCKED, outcomes are
-// recorded only under the lease that claimed them, and a crashed dispatcher's rows come back
-// when its leases run out (at-least-once; receivers dedupe on `webhook-id`).
+// processes, can share one database: rows are leased with FOR UPDATE SKIP LOCKED, the leases of
+// the rows a dispatcher holds (waiting or attempted) are renewed while it holds them
+// (lease-keeper.ts), outcomes are recorded only under the lease that claimed them, and a crashed
+// dispatcher's rows come back when its leases run out (at-least-once; receivers dedupe on
+// `webhook-id`). How many rows wait, are sent and are recorded at once is slots.ts's to count.
 //
 // Work arrives by wake-up (the queue signal: in-process at once, LISTEN/NOTIFY from other
 // processes), by a timer set for the earliest retry this dispatcher scheduled, and by a poll
@@ -18,20 +20,26 @@ import { deliveriesQueueRepo, type OutcomeRecord, type RecordResult } from "../r
 import { createAttempt } from "./attempt.js";
 import { every, systemClock, type Clock, type TimerHandle } from "./clock.js";
 import { createDeliverer, type Job } from "./deliver.js";
-import { drainQueue, type DrainOptions } from "./drain.js";
 import { createKeyring } from "./keyring.js";
+import { createLeaseKeeper, type LeasedRow } from "./lease-keeper.js";
 import { noObserver, type DeliveryObserver } from "./observer.js";
 import type { QueueSignal } from "./queue-signal.js";
 import { createReceiverAuth } from "./receiver-auth.js";
 import { createRecorder } from "./recorder.js";
 import type { Sender } from "./sender.js";
-
-export type { DrainOptions } from "./drain.js";
+import { createSlots, type SlotRow, type SlotStats } from "./slots.js";
 
 /** Rows an endpoint may have claimed, in multiples of its concurrency (sending and waiting together). */
 const AHEAD = 3;
 /** Claims on the wire at once. With AHEAD, claims of `perEndpoint` rows each stay within the cap. */
 const MAX_CLAIMS = 2;
+/** Full record batches of outcomes not yet recorded beyond which claiming holds back (backpressure). */
+const UNRECORDED_BATCHES = 2;
+/**
+ * Below this, a database pause of half a lease (a failover, a long lock) drops the rows waiting
+ * and may let another dispatcher send a row being attempted again (docs/delivery.md#leases).
+ */
+const MIN_SAFE_LEASE_MS = 10_000;
 
 export interface DispatcherOptions {
   db: Database;
@@ -57,8 +65,13 @@ export interface Dispatcher {
   claimNow(): Promise<number>;
   /** Resolves once no claim, attempt or record of this dispatcher is under way. */
   idle(): Promise<void>;
-  /** Resolves once nothing is due or in flight (`untilSettled`: nothing pending or retrying at all). */
-  drain(opts?: DrainOptions): Promise<void>;
+  /** What this dispatcher holds now, and the most it may hold (`maxHeld`, however slow recording is). */
+  stats(): SlotStats & { maxHeld: number };
+}
+
+/** A claimed row while this dispatcher holds it. */
+interface HeldRow extends SlotRow, LeasedRow {
+  job: Job;
 }
 
 export function createDispatcher({
@@ -75,27 +88,20 @@ export function createDispatcher({
     clock, maxBatch: config.recordBatchSize, maxDelayMs: config.recordDelayMs,
   });
   const log = logger.child({ component: "dispatcher", dispatcher: id });
+  const aheadMs = () => clock.aheadMs?.() ?? 0;
 
-  // A claimed row is held from its claim until its outcome is recorded. Rows are claimed ahead
-  // (up to `AHEAD` times `perEndpoint` per endpoint, and a batch more than `concurrency` in all),
-  // so a freed slot starts the next attempt at once instead of waiting for a claim's round trip.
   // Up to `MAX_CLAIMS` claims are in flight at once: the next starts while the last is still on
   // the wire once a low-water mark of free rows is reached, so sending never waits on one claim.
-  // They share the per-endpoint accounting: each takes at most `perEndpoint` rows of an endpoint,
-  // and reserves that room of every endpoint already known until it returns.
   const perClaim = config.perEndpointConcurrency;
-  const perEndpointCap = AHEAD * config.perEndpointConcurrency;
-  const held = new Map<string, Promise<void> | null>(); // delivery id → its run once started
-  const ready = new Map<string, Job[]>(); // endpoint → claimed rows waiting for a slot
-  const claimedPer = new Map<string, number>(); // endpoint → rows claimed and not yet sent
-  const busy = new Map<string, number>(); // endpoint → attempts on the wire
+  const maxUnrecorded = UNRECORDED_BATCHES * config.recordBatchSize;
+  const slots = createSlots<HeldRow>({
+    concurrency: config.concurrency, perEndpoint: perClaim, ahead: AHEAD, batchSize: config.batchSize, maxUnrecorded,
+  });
+  const runs = new Set<Promise<void>>(); // started rows, until recorded
+  const releases = new Set<Promise<void>>(); // rows being given back
   const resting = new Map<string, number>(); // endpoint → until when it is not claimed (unreachable)
-  let sending = 0;
-  let waiting = 0;
   let running = false;
   const claims = new Set<Promise<number>>(); // claims on the wire
-  const reserved = new Map<string, number>(); // endpoint → rows the claims on the wire may still add
-  let reservedRows = 0; // their limits, together
   let wokenMeanwhile = false; // a wake-up came while claims were on the wire and started none
   let seq = 0;
   let poll: TimerHandle | null = null;
@@ -105,14 +111,29 @@ export function createDispatcher({
   const idleWaiters: (() => void)[] = [];
 
   const settled = () => {
-    if (claims.size || held.size) return;
+    if (claims.size || slots.size || releases.size) return;
     for (const resolve of idleWaiters.splice(0)) resolve();
   };
-  const bump = (map: Map<string, number>, key: string, by: number) => {
-    const n = (map.get(key) ?? 0) + by;
-    if (n > 0) map.set(key, n);
-    else map.delete(key);
-  };
+
+  const keeper = createLeaseKeeper<HeldRow>({
+    queue, clock, leaseMs: config.leaseMs, log,
+    held: () => slots.held(),
+    afterRenewal(lost) {
+      // A waiting row that lost its lease, or whose lease could not be renewed in time, is
+      // never sent: another dispatcher may have it by now, or will once its lease runs out.
+      // (A row whose outcome is being recorded ends its own lease: not a loss.)
+      const gone = new Set(lost);
+      const dropped = slots.takeWaiting((r) => gone.has(r) || !keeper.covers(r));
+      const lostSending = lost.filter((r) => slots.stateOf(r.id) === "sending").length;
+      if (lostSending || dropped.length) {
+        log.warn({ lost_while_sending: lostSending, dropped_waiting: dropped.length }, "delivery leases lost or running short: waiting rows dropped unsent");
+      }
+      if (dropped.length) {
+        void giveBack(dropped);
+        void tick();
+      }
+    },
+  });
 
   /** A retry due before the next poll gets its own timer, so short delays are kept to the millisecond. */
   function wakeUpAt(at: Date): void {
@@ -130,23 +151,17 @@ export function createDispatcher({
   function rest(endpointId: string, at: Date): void {
     resting.set(endpointId, at.getTime() + config.unreachableRestMs);
     wakeUpAt(new Date(at.getTime() + config.unreachableRestMs));
-    const jobs = ready.get(endpointId);
-    if (!jobs?.length) return;
-    ready.delete(endpointId);
-    waiting -= jobs.length;
-    bump(claimedPer, endpointId, -jobs.length);
-    void giveBack(jobs);
+    const rows = slots.takeWaitingOf(endpointId);
+    if (rows.length) void giveBack(rows);
   }
 
-  /** Releases claimed rows that will not be started, and forgets them once released. */
-  async function giveBack(jobs: readonly Job[]): Promise<void> {
+  /** Releases claimed rows that will not be started (they are no longer held). */
+  function giveBack(rows: readonly HeldRow[]): Promise<void> {
     const byLease = new Map<string, string[]>();
-    for (const j of jobs) byLease.set(j.leaseToken, [...(byLease.get(j.leaseToken) ?? []), j.d.id]);
-    for (const [leaseToken, ids] of byLease) {
-      await queue.release(ids, leaseToken).catch(() => undefined);
-      for (const id of ids) held.delete(id);
-    }
-    settled();
+    for (const r of rows) byLease.set(r.leaseToken, [...(byLease.get(r.leaseToken) ?? []), r.id]);
+    const done = Promise.all([...byLease].map(([leaseToken, ids]) => queue.release(ids, leaseToken).catch(() => undefined))).then(() => undefined);
+    releases.add(done);
+    return done.finally(() => (releases.delete(done), settled()));
   }
 
   /** Endpoints not to claim now: resting after they could not be reached. */
@@ -156,22 +171,11 @@ export function createDispatcher({
     return [...resting.keys()];
   }
 
-  /** What a claim may still take of each endpoint this dispatcher knows: at most `perClaim`, within the cap. */
-  function roomPerEndpoint(): Map<string, number> {
-    const room = new Map<string, number>();
-    for (const ep of new Set([...claimedPer.keys(), ...busy.keys(), ...reserved.keys()])) {
-      const taken = (claimedPer.get(ep) ?? 0) + (busy.get(ep) ?? 0) + (reserved.get(ep) ?? 0);
-      room.set(ep, Math.max(0, Math.min(perClaim, perEndpointCap - taken)));
-    }
-    return room;
-  }
-
   const deliverer = createDeliverer({
     queue, attempt, keyring, recorder, clock, random, config, log, observe,
     hooks: {
-      attemptOver(endpointId) {
-        bump(busy, endpointId, -1);
-        sending--;
+      attemptOver(deliveryId, endpointId) {
+        slots.attemptOver({ id: deliveryId, endpointId });
         pump();
         void tick();
       },
@@ -181,82 +185,97 @@ export function createDispatcher({
   });
 
   /**
-   * Starts waiting rows while there are slots: `concurrency` in all, `perEndpoint` per endpoint.
-   * Rows of the claim under `claimMark` start on that claim's endpoint read; a row that waited
-   * for its slot reads its endpoint again now, so a disable, delete or rotation committed while
-   * it waited is seen at send time (rows of one endpoint starting together share that read).
+   * Starts waiting rows while there are slots (slots.ts). Rows of the claim under `claimMark`
+   * start on that claim's endpoint read; a row that waited for its slot reads its endpoint again
+   * now, so a disable, delete or rotation committed while it waited is seen at send time (rows of
+   * one endpoint starting together share that read). A row whose lease runs short is not sent.
    */
   function pump(claimMark?: number): void {
     if (!running) return;
     const floor = deliverer.nextRead();
-    for (const [endpointId, jobs] of ready) {
-      while (jobs.length && sending < config.concurrency && (busy.get(endpointId) ?? 0) < config.perEndpointConcurrency) {
-        const job = jobs.shift()!;
-        waiting--;
-        sending++;
-        bump(busy, endpointId, 1);
-        bump(claimedPer, endpointId, -1);
-        const done = deliverer.deliver(job.since === claimMark ? job : { ...job, since: floor })
-          // The row keeps its lease and is tried again once the lease runs out.
-          .catch((err: unknown) => log.error({ delivery_id: job.d.id, endpoint_id: endpointId, err: err instanceof Error ? err.message : String(err) }, "delivery failed unexpectedly"))
-          .finally(() => (held.delete(job.d.id), settled()));
-        held.set(job.d.id, done);
+    const dropped: HeldRow[] = [];
+    for (const row of slots.startable()) {
+      if (!keeper.covers(row)) {
+        slots.done(row);
+        dropped.push(row);
+        continue;
       }
-      if (!jobs.length) ready.delete(endpointId);
-      if (sending >= config.concurrency) return;
+      const { job } = row;
+      if (job.since !== claimMark) job.since = floor;
+      const run = deliverer.deliver(job)
+        // The row keeps its lease and is tried again once the lease runs out.
+        .catch((err: unknown) => log.error({ delivery_id: row.id, endpoint_id: row.endpointId, err: err instanceof Error ? err.message : String(err) }, "delivery failed unexpectedly"))
+        .finally(() => {
+          const heldBack = slots.stats().unrecorded > maxUnrecorded;
+          slots.done(row);
+          runs.delete(run);
+          // claims held back by the recording backlog may go again
+          if (heldBack) void tick();
+          settled();
+        });
+      runs.add(run);
     }
+    if (dropped.length) {
+      log.warn({ dropped: dropped.length }, "delivery leases running short: rows dropped unsent");
+      void giveBack(dropped);
+    }
+  }
+
+  /** A held row claimed again by this dispatcher: its outcome and renewals go under the newer lease. */
+  function adopt(mine: HeldRow, again: HeldRow): void {
+    mine.leaseToken = again.leaseToken;
+    mine.job.leaseToken = again.leaseToken;
+    mine.leaseUntil = again.leaseUntil;
   }
 
   async function claimOnce(limit: number): Promise<number> {
     const leaseToken = `${id}:${++seq}`;
     const mark = deliverer.startRead(); // the claim reads the endpoints too
-    const room = roomPerEndpoint();
-    for (const [ep, n] of room) bump(reserved, ep, n);
-    reservedRows += limit;
+    const { room, release } = slots.reserve(limit);
+    const sentAt = clock.now().getTime();
     let claim;
     try {
       claim = await queue.claim({
-        leaseToken, limit, leaseMs: config.leaseMs, now: clock.now(), perEndpoint: perClaim,
+        leaseToken, limit, leaseMs: config.leaseMs, aheadMs: aheadMs(), perEndpoint: perClaim,
         // the claim counts held rows against `perClaim`: an endpoint with room r counts as holding perClaim - r
         busyEndpoints: new Map([...room].map(([ep, n]) => [ep, perClaim - n])),
         skipEndpoints: [...restingNow(), ...[...room].filter(([, n]) => n === 0).map(([ep]) => ep)],
-        inFlight: [...held.keys()],
+        inFlight: slots.held().map((r) => r.id),
       });
     } finally {
-      for (const [ep, n] of room) bump(reserved, ep, -n);
-      reservedRows -= limit;
+      release();
     }
     const { rows, endpoints, events } = claim;
     if (!rows.length) return 0;
+    const held = rows.map((d): HeldRow => ({
+      id: d.id, endpointId: d.endpoint_id, createdAt: d.created_at, leaseToken, leaseUntil: keeper.until(sentAt),
+      job: { d, leaseToken, ev: events.get(d.event_id), since: mark },
+    }));
+    // A claim sent before this dispatcher took a row cannot have excluded it, and may take it
+    // again once its lease ran out (a database out of reach, say): the row is still this
+    // dispatcher's, now under the newer lease, and it is not sent twice.
+    const fresh = held.filter((r) => {
+      const mine = slots.get(r.id);
+      if (mine) adopt(mine, r);
+      return !mine;
+    });
     if (!running) {
       // Stopping meanwhile: give the rows back now rather than when their lease runs out.
-      await queue.release(rows.map((r) => r.id), leaseToken).catch(() => undefined);
+      await giveBack(fresh);
       return 0;
     }
-    for (const r of rows) held.set(r.id, null);
     deliverer.claimed(endpoints, rows.map((r) => r.endpoint_id), mark);
     // An endpoint found unreachable while this claim was on the wire rests now: its rows go back untried.
     const restingNowSet = new Set(restingNow());
-    const back: Job[] = [];
-    for (const d of rows) {
-      const job = { d, leaseToken, ev: events.get(d.event_id), since: mark };
-      if (restingNowSet.has(d.endpoint_id)) {
-        back.push(job);
-        continue;
-      }
-      const jobs = ready.get(d.endpoint_id) ?? [];
-      jobs.push(job);
-      ready.set(d.endpoint_id, jobs);
-      bump(claimedPer, d.endpoint_id, 1);
-      waiting++;
+    const back: HeldRow[] = [];
+    for (const r of fresh) {
+      if (restingNowSet.has(r.endpointId)) back.push(r);
+      else slots.add(r);
     }
     if (back.length) void giveBack(back);
     pump(mark);
     return rows.length;
   }
-
-  /** Rows a new claim may take: up to a batch, within `concurrency` plus a batch held in all. */
-  const freeRows = () => Math.min(config.concurrency + config.batchSize - sending - waiting - reservedRows, config.batchSize);
 
   function startClaim(limit: number): Promise<number> {
     const run = claimOnce(limit).then(
@@ -279,39 +298,32 @@ export function createDispatcher({
     return run;
   }
 
-  /** Stopping: rows claimed but not started go back to the queue now rather than when their lease ends. */
-  async function releaseWaiting(): Promise<void> {
-    const jobs = [...ready.values()].flat();
-    ready.clear();
-    claimedPer.clear();
-    waiting = 0;
-    await giveBack(jobs);
-  }
-
   /**
    * Starts a claim if there is room for one (see below). Resolves with the rows it claimed, or
    * with those of the claims already on the wire when it started none.
    */
   function tick(): Promise<number> {
     if (!running) return Promise.resolve(0);
-    const free = freeRows();
+    const free = slots.freeRows();
     // Nothing claimed and waiting: claim at once, for latency. Otherwise the rows waiting cover a
     // claim's round trip: claim (a second one if one is on the wire) once half a batch is free.
-    const quiet = claims.size === 0 && waiting === 0;
+    const quiet = claims.size === 0 && slots.stats().waiting === 0;
     if (claims.size < MAX_CLAIMS && free > 0 && (quiet || free >= config.batchSize / 2)) return startClaim(free);
     if (claims.size) wokenMeanwhile = true;
     return Promise.all([...claims]).then((ns) => ns.reduce((a, b) => a + b, 0));
   }
 
-  const dispatcher: Dispatcher = {
+  return {
     id,
     start() {
       if (running || stopping) return;
       running = true;
-      // Every leased attempt must be able to finish (token fetch, send, refetch, resend) in time.
-      if (config.leaseMs < 4 * config.totalTimeoutMs) log.warn({ lease_ms: config.leaseMs, total_timeout_ms: config.totalTimeoutMs }, "delivery lease is shorter than a worst-case attempt");
+      // Leases are renewed while held, so an attempt may take as long as it takes; what a short
+      // lease cannot ride out is the database pausing for half of it.
+      if (config.leaseMs < MIN_SAFE_LEASE_MS) log.warn({ lease_ms: config.leaseMs, min_safe_lease_ms: MIN_SAFE_LEASE_MS }, "delivery lease is short: a database pause of half of it drops held rows");
       unsubscribe = signal.onWake(() => void tick());
       poll = every(clock, config.pollIntervalMs, () => void tick());
+      keeper.start();
       void tick();
     },
     stop() {
@@ -321,21 +333,21 @@ export function createDispatcher({
         for (const t of wakeTimers) t.cancel();
         unsubscribe?.();
         await Promise.allSettled([...claims]);
-        await releaseWaiting();
-        await Promise.allSettled([...held.values()]);
+        // Rows claimed but not started go back to the queue now rather than when their lease ends.
+        await giveBack(slots.takeWaiting());
+        // the leases of rows still being attempted are kept until their outcomes are recorded
+        await Promise.allSettled([...runs]);
         await recorder.flush();
+        await keeper.stop();
+        await Promise.allSettled([...releases]);
       })();
       return stopping;
     },
     claimNow: () => tick(),
     idle() {
-      if (!claims.size && !held.size) return Promise.resolve();
+      if (!claims.size && !slots.size && !releases.size) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
-    drain(opts) {
-      if (!running) return Promise.reject(new Error("dispatcher is not running"));
-      return drainQueue({ dispatcher, queue, clock }, opts);
-    },
+    stats: () => ({ ...slots.stats(), maxHeld: config.concurrency + config.batchSize + maxUnrecorded }),
   };
-  return dispatcher;
 }

@@ -11,8 +11,10 @@
 // The rules it applies are decided in domain/ (the delivery state machine, the endpoint-health
 // rule, the unavailable messages); this module reads what they need and writes what they decide.
 //
-// Times come from the engine's clock (delivery/clock.ts), not from now() in SQL: due times were
-// written from it, and tests move it forward instead of waiting.
+// Leases and due times are judged by one clock, the database's: `now()` in SQL, never a time a
+// process sends (docs/delivery.md#leases). Two workers whose clocks disagree still agree on
+// whose lease has run out. A test's engine clock that was moved forward moves the database's
+// `now()` by as much (`aheadMs`, delivery/clock.ts), so retries it skips to fall due.
 import type { Database, SqlExecutor } from "../db/client.js";
 import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery-outcome.js";
 import { batchHealth, type DisableReason, type StreakChange } from "../domain/endpoint-health.js";
@@ -26,6 +28,24 @@ export type ClaimedDelivery = Pick<
   WebhookDelivery,
   "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status" | "next_trigger"
 >;
+
+/** A claimed row as the dispatcher holds it: with its day (`created_at`), which names its partition when its lease is renewed. */
+export type LeasedDelivery = ClaimedDelivery & Pick<WebhookDelivery, "created_at">;
+
+/** A row this dispatcher holds under a lease: what renewing the lease names. */
+export interface HeldLease {
+  id: string;
+  createdAt: Date;
+  leaseToken: string;
+}
+
+/** What a renewal found of the rows it was given. */
+export interface Renewal {
+  /** still leased under their tokens: no other dispatcher can have claimed them */
+  owned: Set<string>;
+  /** of those, the rows whose lease now runs `leaseMs` from the database's now */
+  renewed: Set<string>;
+}
 
 /** The attempt row written with an outcome (docs/delivery.md#states); absent when no attempt was made. */
 export type AttemptRecord = Pick<
@@ -61,7 +81,8 @@ export interface ClaimRequest {
   /** at most this many rows */
   limit: number;
   leaseMs: number;
-  now: Date;
+  /** how far the engine's clock runs ahead of real time: 0 but in tests (see the header) */
+  aheadMs?: number;
   /** per-endpoint cap, counting what this dispatcher already has in flight */
   perEndpoint: number;
   busyEndpoints: ReadonlyMap<string, number>;
@@ -93,11 +114,6 @@ export interface RecordResult {
   disabled: DisableReason | null;
 }
 
-export interface QueueState {
-  /** the earliest moment a pending/retrying row becomes claimable; null when there is none */
-  nextAt: Date | null;
-}
-
 const LIVE = "('pending', 'retrying')";
 
 const ENDPOINT_COLUMNS = [
@@ -109,7 +125,7 @@ const EVENT_COLUMNS = ["id", "type", "audit_id", "question_set_id", "document_id
 
 /** A claim's rows with what sending them needs: their endpoints and events, read in the same statement. */
 export interface Claim {
-  rows: ClaimedDelivery[];
+  rows: LeasedDelivery[];
   endpoints: Map<string, QueueEndpoint>;
   events: Map<string, QueueEvent>;
 }
@@ -133,9 +149,12 @@ export interface Claim {
 //    the executor skip every partition no chosen row is in, then probe the key index in the
 //    others (a join would let the planner scan every partition of a backlog it has no
 //    statistics of yet).
+/** The database's now, moved by the engine clock's `aheadMs` (a parameter, `$n`): see the header. */
+const dbNow = (param: string) => `(now() + ${param}::float8 * interval '1 millisecond')`;
+
 const DUE = (alias: string) => `
-         ${alias}.status IN ${LIVE} AND ${alias}.next_attempt_at <= $8
-     AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8)
+         ${alias}.status IN ${LIVE} AND ${alias}.next_attempt_at <= ${dbNow("$8")}
+     AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < ${dbNow("$8")})
      AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
 /** `queued`: the endpoints with any queued row, one index probe each (for WITH RECURSIVE; its last row is NULL). */
@@ -157,7 +176,7 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
    WHERE q.endpoint_id IS NOT NULL AND NOT (q.endpoint_id = ANY($9::uuid[])) AND $4 - COALESCE(b.held, 0) > 0
      -- a connected webhook listener's rows are claimed only by the process holding its stream
      -- (repos/webhook-listeners.repo.ts); a disconnected one's are claimed here and fail to connect
-     AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l WHERE l.id = q.endpoint_id AND l.listener_connected_until > $8)
+     AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l WHERE l.id = q.endpoint_id AND l.listener_connected_until > ${dbNow("$8")})
 ), heads AS (
   SELECT o.endpoint_id, o.room
     FROM open o
@@ -179,7 +198,7 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
   SELECT id, created_at FROM candidates ORDER BY next_attempt_at, id LIMIT $5
 ), claimed AS (
   UPDATE webhook_deliveries d
-     SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
+     SET locked_until = ${dbNow("$8")} + $6::int * interval '1 millisecond', lease_owner = $7
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM chosen))
   RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.created_at
 ), numbered AS (
@@ -195,7 +214,7 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
 )
 -- The batch's endpoints and events come back in the same round trip, each once: on the first
 -- row that names it.
-SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_response_status, n.next_trigger,
+SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_response_status, n.next_trigger, n.created_at,
        ${ENDPOINT_COLUMNS.map((c) => `e.${c} AS ep_${c}`).join(", ")},
        ${EVENT_COLUMNS.map((c) => `v.${c} AS ev_${c}`).join(", ")}
   FROM numbered n
@@ -207,22 +226,49 @@ export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[
   const held = [...r.busyEndpoints];
   return {
     sql: CLAIM,
-    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints],
+    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.aheadMs ?? 0, r.skipEndpoints],
   };
 }
+
+/**
+ * Renews the leases of rows a dispatcher holds, in one statement: `owned` are the rows still
+ * leased under the token each was claimed with (a row recorded, failed by an endpoint's disable,
+ * or claimed by another dispatcher after its lease ran out is not); those of them not locked by
+ * another statement right now (SKIP LOCKED: the dispatcher's own recorder, usually, which is
+ * ending the lease anyway) get `leaseMs` more from the database's now. Never waits on a row lock,
+ * so it cannot deadlock with a record batch that updates the same rows in another order.
+ */
+const RENEW = `
+WITH held AS (
+  SELECT * FROM unnest($1::uuid[], $2::text[]) AS h(id, lease_owner)
+), owned AS (
+  SELECT d.id, d.created_at FROM webhook_deliveries d JOIN held h ON h.id = d.id AND h.lease_owner = d.lease_owner
+   WHERE d.id = ANY($1::uuid[]) AND d.created_at = ANY($3::timestamptz[]) AND d.status IN ${LIVE}
+), free AS (
+  SELECT d.id, d.created_at FROM webhook_deliveries d
+   WHERE d.id = ANY (ARRAY(SELECT id FROM owned)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM owned))
+     AND d.lease_owner = ANY($2::text[]) AND d.status IN ${LIVE}
+     FOR UPDATE SKIP LOCKED
+), renewed AS (
+  UPDATE webhook_deliveries d
+     SET locked_until = ${dbNow("$5")} + $4::int * interval '1 millisecond'
+   WHERE d.id = ANY (ARRAY(SELECT id FROM free)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM free))
+  RETURNING d.id
+)
+SELECT o.id, r.id IS NOT NULL AS renewed FROM owned o LEFT JOIN renewed r ON r.id = o.id`;
 
 const ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS.join(", ")} FROM webhook_endpoints WHERE id = ANY($1::uuid[])`;
 
 const EVENTS = `SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE id = ANY($1::uuid[])`;
 
 /** A row of CLAIM: the delivery, then its endpoint's and event's columns (NULL but on the first row naming them). */
-type ClaimRow = ClaimedDelivery & { [K in keyof QueueEndpoint as `ep_${K}`]: QueueEndpoint[K] } & { [K in keyof QueueEvent as `ev_${K}`]: QueueEvent[K] };
+type ClaimRow = LeasedDelivery & { [K in keyof QueueEndpoint as `ep_${K}`]: QueueEndpoint[K] } & { [K in keyof QueueEvent as `ev_${K}`]: QueueEvent[K] };
 
 /** Splits a claim row into the delivery and, where the row carries them, its endpoint and event. */
 function splitClaimRow(r: ClaimRow, into: Claim): void {
   into.rows.push({
     id: r.id, org_id: r.org_id, endpoint_id: r.endpoint_id, event_id: r.event_id,
-    attempt_count: r.attempt_count, last_response_status: r.last_response_status, next_trigger: r.next_trigger,
+    attempt_count: r.attempt_count, last_response_status: r.last_response_status, next_trigger: r.next_trigger, created_at: r.created_at,
   });
   if (r.ep_id) {
     into.endpoints.set(r.ep_id, {
@@ -403,7 +449,7 @@ export function deliveriesQueueRepo(db: Database) {
       return claim;
     },
 
-    /** Gives rows back before their lease runs out (a stopping dispatcher that will not send them). */
+    /** Gives rows back before their lease runs out: held rows a dispatcher will not send (stopping, resting, lease running short). */
     async release(ids: readonly string[], leaseToken: string): Promise<void> {
       if (!ids.length) return;
       await db.query(
@@ -411,6 +457,20 @@ export function deliveriesQueueRepo(db: Database) {
           WHERE id = ANY($1::uuid[]) AND lease_owner = $2`,
         [ids, leaseToken],
       );
+    },
+
+    /** Renews the leases of rows still held under their claims' tokens (RENEW); `aheadMs` as in ClaimRequest. */
+    async renew(held: readonly HeldLease[], leaseMs: number, aheadMs = 0): Promise<Renewal> {
+      const renewal: Renewal = { owned: new Set(), renewed: new Set() };
+      if (!held.length) return renewal;
+      const rows = await db.query<{ id: string; renewed: boolean }>(RENEW, [
+        held.map((h) => h.id), held.map((h) => h.leaseToken), [...new Set(held.map((h) => h.createdAt.toISOString()))], leaseMs, aheadMs,
+      ]);
+      for (const r of rows) {
+        renewal.owned.add(r.id);
+        if (r.renewed) renewal.renewed.add(r.id);
+      }
+      return renewal;
     },
 
     /** The endpoints of a batch, in one query (deleted ones included: their deliveries fail). */
@@ -458,16 +518,6 @@ export function deliveriesQueueRepo(db: Database) {
         part.forEach((o, i) => results.set(o, half.status === "fulfilled" ? { status: "fulfilled", value: half.value[i]! } : half));
       });
       return outcomes.map((o) => results.get(o)!);
-    },
-
-    /** For drain(): when the next row becomes claimable (due and not leased). */
-    async state(): Promise<QueueState> {
-      const [row] = await db.query<{ next_at: Date | null }>(
-        `SELECT min(GREATEST(next_attempt_at, COALESCE(locked_until, next_attempt_at))) AS next_at
-           FROM webhook_deliveries
-          WHERE status IN ${LIVE}`,
-      );
-      return { nextAt: row?.next_at ?? null };
     },
   };
 }

@@ -43,6 +43,13 @@ const fanOutFilter = (type: string, questionSetId: string, result: string) =>
      AND e.filter_audit_results IN ('all', ${result})`;
 
 /**
+ * A new delivery's first due time: the event's time, but never later than the database's now,
+ * which judges due times (repos/deliveries-queue.repo.ts): an API host whose clock runs ahead
+ * of the database's must not hold the first attempt back by the difference.
+ */
+const FIRST_DUE = (at: string) => `LEAST(${at}::timestamptz, now())`;
+
+/**
  * Stores the event and, in the same statement (one commit, after LOCK_EVENT_IDS), one pending delivery
  * per matching endpoint: live, enabled, subscribed, and passing its set and result filters, or
  * only `$13` for a test event. A known event id inserts nothing, so nothing is fanned out again.
@@ -55,7 +62,7 @@ WITH ev AS (
   RETURNING id
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, $11, $11, $11, CASE WHEN $12 THEN 'test' ELSE 'scheduled' END
+  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, ${FIRST_DUE("$11")}, $11, $11, CASE WHEN $12 THEN 'test' ELSE 'scheduled' END
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE CASE WHEN $13::uuid IS NULL
     THEN ${fanOutFilter("$3", "$5::uuid", "$7")}
@@ -94,7 +101,7 @@ WITH input AS (
   RETURNING id, type, audit_id, question_set_id, result
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, 'pending', 0, $3, $3, $3, 'scheduled'
+  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, 'pending', 0, ${FIRST_DUE("$3")}, $3, $3, 'scheduled'
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result")}
   ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING

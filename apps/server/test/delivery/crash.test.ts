@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DeliveryConfig } from "../../src/config.js";
 import { startWorker, type RunningWorker } from "../../src/worker.js";
+import { drainDispatcher } from "../harness/drain.js";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, publish, useDeliveryServer, workerOptions, type DeliveryHarness } from "./support.js";
 
@@ -103,7 +104,7 @@ describe.skipIf(!onPostgres)("several dispatchers on one PostgreSQL (PostgreSQL 
     hold.open();
 
     const { worker } = await inProcessWorker(h!, { leaseMs: LEASE_MS });
-    await worker.dispatcher.drain({ untilSettled: true, timeoutMs: 30_000 });
+    await drainDispatcher(worker.deps, { untilSettled: true, timeoutMs: 30_000 });
 
     const rows = await deliveriesOf(org.api, ep.id);
     expect(rows).toHaveLength(5);
@@ -144,7 +145,7 @@ describe.skipIf(!onPostgres)("several dispatchers on one PostgreSQL (PostgreSQL 
 
     for (let i = 0; i < 10; i++) await publish(org.api);
     for (let i = 0; i < 30; i++) await r.nextRequest({ timeoutMs: 20_000 });
-    await local.worker.dispatcher.drain({ untilSettled: true, timeoutMs: 30_000 });
+    await drainDispatcher(local.worker.deps, { untilSettled: true, timeoutMs: 30_000 });
     // The child records its last outcomes on its own schedule; wait for the rows, not a clock.
     await expect
       .poll(async () => (await Promise.all(endpoints.map((e) => deliveriesOf(org.api, e.id)))).flat().filter((d) => d.status === "succeeded").length, {

@@ -35,7 +35,7 @@ const SEED = `
 /** Claims both seeded rows and builds an outcome for each: a success for HEALTHY, a retrying failure for FAILING. */
 async function claimBoth(queue: ReturnType<typeof deliveriesQueueRepo>, now: Date) {
   const claim = await queue.claim({
-    leaseToken: "lease", limit: 10, leaseMs: 60_000, now, perEndpoint: 4, busyEndpoints: new Map(), skipEndpoints: [], inFlight: [],
+    leaseToken: "lease", limit: 10, leaseMs: 60_000, perEndpoint: 4, busyEndpoints: new Map(), skipEndpoints: [], inFlight: [],
   });
   expect(claim.rows).toHaveLength(2);
   return (endpointId: string): OutcomeRecord => {

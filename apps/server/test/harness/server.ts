@@ -3,11 +3,11 @@ import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "@audit-review/api-types/internal";
 import { testServerOptions } from "@audit-review/test-kit/server-options";
 import { afterAll } from "vitest";
-import type { DrainOptions } from "../../src/delivery/dispatcher.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { startServer, type RunningServer, type StartServerOptions } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
 import { createTestDatabase } from "./db.js";
+import { drainDispatcher, type DrainOptions } from "./drain.js";
 
 export type Api = Client<paths>;
 
@@ -89,7 +89,7 @@ export async function startTestServer(opts: StartServerOptions = {}): Promise<Te
     },
     drain(opts) {
       if (!server.dispatcher) throw new Error("drain() needs startTestServer({ dispatcher: true })");
-      return server.dispatcher.drain(opts);
+      return drainDispatcher(server.deps, opts);
     },
     close,
   };

@@ -1,7 +1,7 @@
 // The `worker` role has its own metrics listener: an API server without a dispatcher and a worker
 // on one PostgreSQL, deliveries flowing to a real receiver. The worker counts what it sends (and
 // what it could not record once its lease had run out); both read the same queue from the database.
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { startWorker } from "../../src/worker.js";
 import { onPostgres } from "../harness/db.js";
 import { moved, scrape, valueOf } from "../harness/metrics.js";
@@ -33,7 +33,7 @@ describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a 
     expect(valueOf(await scrape(serverUrl), "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(0);
   });
 
-  it("When a worker's lease runs out mid-attempt and another worker sends the row again, Then the first counts lease_lost and the second succeeded", async () => {
+  it("When a worker's lease is lost mid-attempt and another worker sends the row again, Then the first counts lease_lost and the second succeeded", async () => {
     await worker.close();
     const org = await h.server.newOrg();
     const hold = gate();
@@ -44,11 +44,16 @@ describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a 
       },
     });
     await endpointFor(org.api, r.url);
-    const slow = await startWorker({ ...workerOptions(h, { leaseMs: 1_500 }), metricsPort: 0 });
+    // Poll of a minute: once its claims are answered, the slow worker claims nothing more by itself.
+    const slow = await startWorker({ ...workerOptions(h, { pollIntervalMs: 60_000 }), metricsPort: 0 });
     const others: Array<Awaited<ReturnType<typeof startWorker>>> = [slow];
     try {
       await publish(org.api);
-      await r.nextRequest(); // the slow worker's attempt, held past its lease
+      await r.nextRequest(); // the slow worker's attempt, held
+      await vi.waitUntil(() => slow.dispatcher.stats().held === 1, { timeout: 5_000, interval: 10 }); // no claim of it on the wire
+      // A live worker renews its leases (docs/delivery.md#leases): this one's ran out as if the
+      // database had been out of its reach for a whole lease.
+      await h.server.server.db.query("UPDATE webhook_deliveries SET lease_owner = 'lapsed', locked_until = now() - interval '1 second' WHERE lease_owner IS NOT NULL");
       const other = await startWorker({ ...workerOptions(h, {}), metricsPort: 0 });
       others.push(other);
       await r.nextRequest(); // the other worker took the row once the lease ran out

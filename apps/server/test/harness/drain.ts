@@ -1,8 +1,7 @@
-// "Wait until the queue is worked off": what tests (and an operator's graceful hand-over) ask of
-// a running dispatcher. Built only on the dispatcher's public surface and the queue's state.
-import type { DeliveriesQueueRepo } from "../repos/deliveries-queue.repo.js";
-import type { Clock } from "./clock.js";
-import type { Dispatcher } from "./dispatcher.js";
+// "Wait until the queue is worked off": what tests ask of a running dispatcher, built only on its
+// public surface (`idle`, `claimNow`) and the queue's rows. Test-only, so it lives here and not
+// on the production dispatcher.
+import type { Deps } from "../../src/deps.js";
 
 export interface DrainOptions {
   /** Also wait for retries scheduled in the future, until no row is pending or retrying. */
@@ -20,10 +19,20 @@ export interface DrainOptions {
 const SETTLE_RECHECK_MS = 25;
 const CLAIM_RECHECK_MS = 10;
 
-export async function drainQueue(
-  { dispatcher, queue, clock }: { dispatcher: Pick<Dispatcher, "idle" | "claimNow">; queue: Pick<DeliveriesQueueRepo, "state">; clock: Clock },
+// How long until the next row becomes claimable (due and not leased), judged as the claim judges
+// it: by the database's clock moved by the engine clock's lead (repos/deliveries-queue.repo.ts).
+const NEXT_CLAIMABLE = `
+SELECT EXTRACT(EPOCH FROM min(GREATEST(next_attempt_at, COALESCE(locked_until, next_attempt_at)))
+         - (now() + $1::float8 * interval '1 millisecond')) * 1000 AS wait_ms
+  FROM webhook_deliveries
+ WHERE status IN ('pending', 'retrying')`;
+
+/** Resolves once nothing is due or in flight (`untilSettled`: nothing pending or retrying at all). */
+export async function drainDispatcher(
+  { dispatcher, db, clock }: Pick<Deps, "dispatcher" | "db" | "clock">,
   { untilSettled = false, timeoutMs = 30_000, advance }: DrainOptions = {},
 ): Promise<void> {
+  if (!dispatcher) throw new Error("drain needs a process with its dispatcher on");
   // The deadline is real time: a test that advances the clock still gives up after timeoutMs.
   const deadline = Date.now() + timeoutMs;
   const within = <T>(p: Promise<T>, what: string) => {
@@ -35,13 +44,13 @@ export async function drainQueue(
   const pause = (ms: number) => within(new Promise((resolve) => setTimeout(resolve, ms)), "waiting for due deliveries");
   for (;;) {
     await within(dispatcher.idle(), "with deliveries in flight");
-    const { nextAt } = await queue.state();
-    if (!nextAt) return;
-    const wait = nextAt.getTime() - clock.now().getTime();
+    const [row] = await db.query<{ wait_ms: string | number | null }>(NEXT_CLAIMABLE, [clock.aheadMs?.() ?? 0]);
+    if (row?.wait_ms == null) return;
+    const wait = Number(row.wait_ms);
     if (wait > 0) {
       if (!untilSettled) return;
-      if (advance) advance(wait + 1);
-      else await pause(Math.min(wait + 1, SETTLE_RECHECK_MS));
+      if (advance) advance(Math.ceil(wait) + 1);
+      else await pause(Math.min(Math.ceil(wait) + 1, SETTLE_RECHECK_MS));
       continue;
     }
     // Due, yet nothing claimable by us (per-endpoint cap, or a row another dispatcher just
