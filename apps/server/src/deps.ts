@@ -155,7 +155,10 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const dispatcher = config.dispatcher
       ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock, observe: metrics?.delivery })
       : null;
-    if (dispatcher) opened.add(() => dispatcher.stop());
+    if (dispatcher) {
+      metrics?.engine.watch(dispatcher);
+      opened.add(() => dispatcher.stop());
+    }
     // before the dispatcher: in-flight attempts on a listener's stream end with the stream
     opened.add(() => listeners.stop());
     const housekeeper = createHousekeeper({

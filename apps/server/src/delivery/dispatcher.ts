@@ -129,6 +129,7 @@ export function createDispatcher({
         log.warn({ lost_while_sending: lostSending, dropped_waiting: dropped.length }, "delivery leases lost or running short: waiting rows dropped unsent");
       }
       if (dropped.length) {
+        observe.rowsDropped(dropped.length);
         void giveBack(dropped);
         void tick();
       }
@@ -217,6 +218,7 @@ export function createDispatcher({
     }
     if (dropped.length) {
       log.warn({ dropped: dropped.length }, "delivery leases running short: rows dropped unsent");
+      observe.rowsDropped(dropped.length);
       void giveBack(dropped);
     }
   }

@@ -19,6 +19,8 @@ export interface DeliveryObserver {
   recordBatch(size: number): void;
   /** An outcome disabled its endpoint. */
   endpointDisabled(reason: DisableReason): void;
+  /** Claimed rows given back unsent: their lease was taken or ran short while they waited. */
+  rowsDropped(count: number): void;
 }
 
 const nothing = () => undefined;
@@ -29,5 +31,6 @@ export const noObserver: DeliveryObserver = {
   firstAttempt: nothing,
   recordBatch: nothing,
   endpointDisabled: nothing,
+  rowsDropped: nothing,
 };
 

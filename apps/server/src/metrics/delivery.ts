@@ -38,6 +38,11 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     labelNames: ["reason"] as const,
     registers,
   });
+  const dropped = new Counter({
+    name: "ars_delivery_rows_dropped_total",
+    help: "Claimed deliveries given back unsent because their lease was taken or ran short while they waited (another worker sends them once).",
+    registers,
+  });
   // The series an alert or a rate() looks at exist from the start at 0, so the first increment
   // is seen as one (a series born at 1 hides it from increase()).
   outcomes.labels("succeeded", NO_ERROR).inc(0);
@@ -49,5 +54,6 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     firstAttempt: (ms) => firstAttempt.observe(Math.max(0, ms) / 1000),
     recordBatch: (size) => batches.observe(size),
     endpointDisabled: (reason) => disabled.labels(reason).inc(),
+    rowsDropped: (count) => dropped.inc(count),
   };
 }

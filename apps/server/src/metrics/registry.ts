@@ -8,6 +8,7 @@ import type { DeliveryObserver } from "../delivery/observer.js";
 import type { Logger } from "../lib/logger.js";
 import { databaseGauges } from "./database.js";
 import { deliveryMetrics } from "./delivery.js";
+import { engineSlotGauges, type EngineSlotGauges } from "./engine-slots.js";
 import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.js";
 import { requestDurations, type RequestDurations } from "./http-requests.js";
 
@@ -19,6 +20,8 @@ export interface Metrics {
   delivery: DeliveryObserver;
   /** what the housekeeping loop reports */
   housekeeping: HousekeepingObserver;
+  /** what the delivery engine holds in memory, once the process has one */
+  engine: EngineSlotGauges;
 }
 
 export interface MetricsOptions {
@@ -36,5 +39,5 @@ export function createMetrics({ db, engineDb, clock, logger }: MetricsOptions): 
   // nodejs_*), which every Node.js dashboard and alert already knows
   collectDefaultMetrics({ register: registry });
   databaseGauges(registry, { db, engineDb, clock, logger });
-  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry), housekeeping: housekeepingMetrics(registry) };
+  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry), housekeeping: housekeepingMetrics(registry), engine: engineSlotGauges(registry) };
 }

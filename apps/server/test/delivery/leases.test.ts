@@ -9,6 +9,7 @@ import type { Database } from "../../src/db/client.js";
 import type { Clock } from "../../src/delivery/clock.js";
 import { createDispatcher, type Dispatcher } from "../../src/delivery/dispatcher.js";
 import { drainDispatcher } from "../harness/drain.js";
+import { moved, scrape } from "../harness/metrics.js";
 import type { TestOrg } from "../harness/server.js";
 import { deliveriesOf, endpointFor, gate, publish, useDeliveryServer } from "./support.js";
 
@@ -107,6 +108,8 @@ describe("leases held by live dispatchers", () => {
     );
     await vi.waitUntil(async () => (await leasedBehind()).length === 2, { timeout: 10_000, interval: 20 });
     const waiting = await leasedBehind();
+    const metricsUrl = h.server.server.deps.metrics!.listener.url;
+    const before = await scrape(metricsUrl);
     // Another worker's claim, as if their leases had run out: held by it for a few leases.
     await h.server.server.db.query(
       "UPDATE webhook_deliveries SET lease_owner = 'another-worker:1', locked_until = now() + interval '5 seconds' WHERE id = ANY($1::uuid[])",
@@ -115,6 +118,7 @@ describe("leases held by live dispatchers", () => {
     // The dispatcher learns it at its next renewal, well before the first row's answer frees the slot.
     await new Promise((resolve) => setTimeout(resolve, RECEIVER_DELAY_MS + 200));
     expect(r.requests.filter((q) => waiting.some((w) => w.event_id === q.headers["webhook-id"])), "rows sent after their lease was taken").toEqual([]);
+    expect(moved(before, await scrape(metricsUrl), "ars_delivery_rows_dropped_total"), "rows dropped unsent, counted").toBe(2);
 
     // "another-worker" never sends them: once its lease runs out they are claimed again and sent once.
     await vi.waitUntil(() => r.requests.length >= 3, { timeout: 20_000, interval: 50 });

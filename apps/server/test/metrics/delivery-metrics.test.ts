@@ -93,4 +93,22 @@ describe("delivery metrics", () => {
     expect(valueOf(drained, "ars_delivery_queue_due_rows")).toBe(0);
     expect(valueOf(drained, "ars_delivery_queue_oldest_due_age_seconds")).toBe(0);
   });
+
+  it("When a delivery is on the wire to a slow receiver, Then the held-rows gauge counts it as sending, under the exported limit; once recorded, the engine holds nothing", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const r = await h.receiver({ handler: async (_req, res) => { await held; res.writeHead(200).end(); } });
+    await endpointFor(org.api, r.url);
+    await publish(org.api);
+    await r.nextRequest();
+    const sending = await scrape(metricsUrl);
+    expect(valueOf(sending, "ars_delivery_rows_held", { state: "sending" })).toBe(1);
+    expect(valueOf(sending, "ars_delivery_rows_held", { state: "recording" })).toBe(0);
+    const { maxHeld } = h.server.server.deps.dispatcher!.stats();
+    expect(valueOf(sending, "ars_delivery_rows_held_limit")).toBe(maxHeld);
+    release();
+    await h.server.drain();
+    const drained = await scrape(metricsUrl);
+    for (const state of ["waiting", "sending", "recording"]) expect(valueOf(drained, "ars_delivery_rows_held", { state }), state).toBe(0);
+  });
 });
