@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { Database } from "../../src/db/client.js";
 import type { Clock } from "../../src/delivery/clock.js";
+import type { QueueSignal } from "../../src/delivery/queue-signal.js";
 import { createDispatcher, type Dispatcher } from "../../src/delivery/dispatcher.js";
 import { drainDispatcher } from "../harness/drain.js";
 import { moved, scrape } from "../harness/metrics.js";
@@ -128,14 +129,25 @@ describe("leases held by live dispatchers", () => {
   });
 });
 
-/** The database as it is, but each claim statement may be held before it runs or before its rows come back. */
+/**
+ * The database as it is, but each claim statement may be held before it runs or before its rows
+ * come back, and lease renewals may be held while `renewals` is set.
+ */
 function withHeldClaims(db: Database) {
   const before: Array<Promise<void>> = [];
   const after: Array<Promise<void>> = [];
+  let renewals: Promise<void> | null = null;
+  const renewing = new Set<Promise<unknown>>();
   const proxy = new Proxy(db, {
     get(target, prop) {
       if (prop === "query") {
         return async (sql: string, params?: unknown[]) => {
+          if (sql.includes("), renewed AS (")) {
+            await renewals;
+            const run = target.query(sql, params);
+            renewing.add(run);
+            return run.finally(() => renewing.delete(run));
+          }
           if (!sql.includes("WITH RECURSIVE queued")) return target.query(sql, params);
           await before.shift();
           const rows = await target.query(sql, params);
@@ -147,8 +159,24 @@ function withHeldClaims(db: Database) {
       return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { db: proxy, holdNextBefore: (g: Promise<void>) => before.push(g), holdNextResult: (g: Promise<void>) => after.push(g) };
+  return {
+    db: proxy,
+    holdNextBefore: (g: Promise<void>) => before.push(g),
+    holdNextResult: (g: Promise<void>) => after.push(g),
+    /** Holds renewals from now until `g` resolves; resolves once none already under way is left. */
+    async holdRenewals(g: Promise<void>): Promise<void> {
+      renewals = g;
+      await Promise.allSettled([...renewing]);
+    },
+  };
 }
+
+/**
+ * No wake-ups: the dispatcher under test claims only when the test asks it to. (A publish wakes
+ * dispatchers twice on PostgreSQL, in-process and by NOTIFY, and the second wake-up's claim would
+ * take the place of the one the test holds.)
+ */
+const onlyWhenAsked: QueueSignal = { notify: () => undefined, onWake: () => () => undefined, close: () => Promise.resolve() };
 
 describe("a row claimed again by its own dispatcher", () => {
   it("When a claim sent before the dispatcher took a row returns it again after its lease lapsed, Then the row is sent once and recorded under the newer lease", async () => {
@@ -164,7 +192,7 @@ describe("a row claimed again by its own dispatcher", () => {
     const deps = h.server.server.deps;
     const claims = withHeldClaims(deps.db);
     const d = createDispatcher({
-      db: claims.db, logger: deps.logger, sender: deps.sender, secretBox: deps.secretBox, signal: deps.signal, clock: deps.clock,
+      db: claims.db, logger: deps.logger, sender: deps.sender, secretBox: deps.secretBox, signal: onlyWhenAsked, clock: deps.clock,
       config: { ...deps.config.delivery, pollIntervalMs: 60_000, concurrency: 4, batchSize: 4 },
     });
     others.push(d);
@@ -177,15 +205,26 @@ describe("a row claimed again by its own dispatcher", () => {
     const runB = gate();
     claims.holdNextResult(resultA.promise);
     await publish(org.api);
-    await vi.waitUntil(async () => (await h.server.server.db.query("SELECT 1 FROM webhook_deliveries WHERE endpoint_id = $1 AND lease_owner IS NOT NULL", [ep.id])).length === 1, { timeout: 10_000, interval: 10 });
+    void d.claimNow();
+    const leaseOwner = async () =>
+      (await h.server.server.db.query<{ lease_owner: string | null }>("SELECT lease_owner FROM webhook_deliveries WHERE endpoint_id = $1", [ep.id]))[0]?.lease_owner ?? null;
+    await vi.waitUntil(async () => (await leaseOwner()) !== null, { timeout: 10_000, interval: 10 });
+    const leaseA = await leaseOwner();
     claims.holdNextBefore(runB.promise);
     const b = d.claimNow();
     resultA.open();
     await r.nextRequest({ timeoutMs: 10_000 });
-    // Its lease lapses while it is being sent (the database out of reach for a lease, say), and B runs now.
+    // Its lease lapses while it is being sent (the database out of reach for a lease, say: no
+    // renewal gets through), and B runs now.
+    const renewalsBack = gate();
+    await claims.holdRenewals(renewalsBack.promise);
     await h.server.server.db.query("UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE endpoint_id = $1", [ep.id]);
     runB.open();
     expect(await b).toBe(1);
+    const leaseB = await leaseOwner();
+    expect(leaseB, "the row claimed again, by the same dispatcher under a newer lease").not.toBe(leaseA);
+    expect(leaseB?.startsWith(`${d.id}:`)).toBe(true);
+    renewalsBack.open();
     answer.open();
     await drainDispatcher({ dispatcher: d, db: deps.db, clock: deps.clock }, { timeoutMs: 10_000 });
     // a lease later, nothing was sent again
