@@ -12,21 +12,16 @@
 // that catches whatever the other two miss.
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { DeliveryConfig } from "../config.js";
-import type { Database } from "../db/client.js";
-import type { Logger } from "../lib/logger.js";
-import type { SecretBox } from "../lib/secret-box.js";
 import { deliveriesQueueRepo, type OutcomeRecord, type RecordResult } from "../repos/deliveries-queue.repo.js";
 import { createAttempt } from "./attempt.js";
-import { every, systemClock, type Clock, type TimerHandle } from "./clock.js";
+import { every, systemClock, type TimerHandle } from "./clock.js";
 import { createDeliverer, type Job } from "./deliver.js";
 import { createKeyring } from "./keyring.js";
 import { createLeaseKeeper, type LeasedRow } from "./lease-keeper.js";
-import { noObserver, type DeliveryObserver } from "./observer.js";
-import type { QueueSignal } from "./queue-signal.js";
+import type { EngineOptions } from "./engine-options.js";
+import { noObserver } from "./observer.js";
 import { createReceiverAuth } from "./receiver-auth.js";
 import { createRecorder } from "./recorder.js";
-import type { Sender } from "./sender.js";
 import { createSlots, type SlotRow, type SlotStats } from "./slots.js";
 
 /** Rows an endpoint may have claimed, in multiples of its concurrency (sending and waiting together). */
@@ -41,19 +36,9 @@ const UNRECORDED_BATCHES = 2;
  */
 const MIN_SAFE_LEASE_MS = 10_000;
 
-export interface DispatcherOptions {
-  db: Database;
-  logger: Logger;
-  sender: Sender;
-  secretBox: SecretBox;
-  signal: QueueSignal;
-  config: DeliveryConfig;
-  clock?: Clock;
-  random?: () => number;
+export interface DispatcherOptions extends EngineOptions {
   /** Prefix of this dispatcher's lease tokens (default: host, pid and a random suffix). */
   id?: string;
-  /** Told what the engine does (the metrics); nobody by default. */
-  observe?: DeliveryObserver;
 }
 
 export interface Dispatcher {

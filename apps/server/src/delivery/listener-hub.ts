@@ -15,22 +15,18 @@
 import { randomUUID } from "node:crypto";
 import type { WebhookListenerAnswer } from "@audit-review/api-types/internal";
 import { hostname } from "node:os";
-import type { DeliveryConfig } from "../config.js";
-import type { Database } from "../db/client.js";
-import type { Logger } from "../lib/logger.js";
 import { errorField, isRecord } from "../lib/narrow.js";
-import type { SecretBox } from "../lib/secret-box.js";
 import { deliveriesQueueRepo, type OutcomeRecord, type RecordResult } from "../repos/deliveries-queue.repo.js";
 import { webhookListenersRepo, type AttachResult } from "../repos/webhook-listeners.repo.js";
 import { createAttempt } from "./attempt.js";
-import { every, systemClock, type Clock, type TimerHandle } from "./clock.js";
+import { every, systemClock, type TimerHandle } from "./clock.js";
 import { createDeliverer } from "./deliver.js";
 import { createKeyring } from "./keyring.js";
-import { noObserver, type DeliveryObserver } from "./observer.js";
-import type { QueueSignal } from "./queue-signal.js";
+import type { EngineOptions } from "./engine-options.js";
+import { noObserver } from "./observer.js";
 import { createReceiverAuth } from "./receiver-auth.js";
 import { createRecorder } from "./recorder.js";
-import { responsePreview, type SendRequest, type Sender, type WebhookSendOutcome } from "./sender.js";
+import { responsePreview, type SendRequest, type WebhookSendOutcome } from "./sender.js";
 import { listenerNotConnected, routedSender, type ListenerTransport } from "./transport.js";
 
 /** Cross-process answers: the process that got POST …/answers tells the one holding the stream. */
@@ -61,21 +57,11 @@ export interface ListenerHub extends ListenerTransport {
   stop(): Promise<void>;
 }
 
-export interface ListenerHubOptions {
-  db: Database;
-  logger: Logger;
-  sender: Sender;
-  secretBox: SecretBox;
-  signal: QueueSignal;
-  config: DeliveryConfig;
+export interface ListenerHubOptions extends EngineOptions {
   graceMs: number;
   leaseMs: number;
   /** the org's endpoint limit, which a connected listener counts toward */
   limit: number;
-  clock?: Clock;
-  random?: () => number;
-  /** the engine's metrics: listener attempts count like any other */
-  observe?: DeliveryObserver;
 }
 
 interface Stream {
