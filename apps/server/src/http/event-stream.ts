@@ -1,14 +1,29 @@
 // A Server-Sent Events response (text/event-stream). Nothing is written until the first event, so
-// a request refused before that still answers with a problem.
+// a request refused before that still answers with a problem. What the client has not read yet
+// is bounded: once more than `maxBufferedBytes` wait in the response's buffer (a client that
+// stopped reading), the connection is dropped and `onOverflow` told, instead of holding every
+// later event in memory.
 import type { Response } from "express";
 
 export interface EventStream {
-  event(name: string, data: unknown): void;
-  comment(text: string): void;
-  end(): void;
+  /** false once the stream is over: ended, closed by the client, or dropped for not reading */
+  event(name: string, data: unknown): boolean;
+  comment(text: string): boolean;
+  /** Ends the stream from the server's side, with a last `closed` event saying why. */
+  close(reason: string): void;
 }
 
-export function eventStream(res: Response): EventStream {
+/** What may wait for a client to read before it is dropped (the contract says 1 MiB). */
+export const MAX_STREAM_BUFFER_BYTES = 1024 * 1024;
+
+export interface EventStreamOptions {
+  maxBufferedBytes?: number;
+  /** The client stopped reading: the connection was dropped (the write that overflowed returned false). */
+  onOverflow?(bufferedBytes: number): void;
+}
+
+export function eventStream(res: Response, { maxBufferedBytes = MAX_STREAM_BUFFER_BYTES, onOverflow }: EventStreamOptions = {}): EventStream {
+  let over = false;
   const open = () => {
     if (res.headersSent) return;
     res.status(200);
@@ -21,16 +36,26 @@ export function eventStream(res: Response): EventStream {
     res.socket?.setTimeout(0);
     res.socket?.setKeepAlive(true);
   };
-  const write = (text: string) => {
-    if (res.writableEnded) return;
+  const write = (text: string): boolean => {
+    if (over || res.writableEnded || res.destroyed) return false;
     open();
     res.write(text);
+    if (res.writableLength > maxBufferedBytes) {
+      over = true;
+      const buffered = res.writableLength;
+      res.destroy();
+      onOverflow?.(buffered);
+      return false;
+    }
+    return true;
   };
   return {
     event: (name, data) => write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`),
     comment: (text) => write(`: ${text}\n\n`),
-    end: () => {
-      if (!res.writableEnded) res.end();
+    close(reason) {
+      write(`event: closed\ndata: ${JSON.stringify({ reason })}\n\n`);
+      over = true;
+      if (!res.writableEnded && !res.destroyed) res.end();
     },
   };
 }

@@ -3,14 +3,16 @@
 // module-level global: two servers in one process (tests) each have their own.
 import { collectDefaultMetrics, Registry } from "prom-client";
 import type { Database } from "../db/client.js";
-import type { Clock } from "../delivery/clock.js";
+import type { Clock } from "../clock/clock.js";
 import type { DeliveryObserver } from "../delivery/observer.js";
+import type { ListenerObserver } from "../delivery/transports/listener.js";
 import type { Logger } from "../lib/logger.js";
 import { databaseGauges } from "./database.js";
 import { deliveryMetrics } from "./delivery.js";
 import { engineSlotGauges, type EngineSlotGauges } from "./engine-slots.js";
 import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.js";
 import { requestDurations, type RequestDurations } from "./http-requests.js";
+import { listenerStreamMetrics } from "./listener-streams.js";
 
 export interface Metrics {
   registry: Registry;
@@ -18,6 +20,8 @@ export interface Metrics {
   requests: RequestDurations;
   /** what the delivery engine reports */
   delivery: DeliveryObserver;
+  /** what the webhook-listener transport reports of its streams */
+  listeners: ListenerObserver;
   /** what the housekeeping loop reports */
   housekeeping: HousekeepingObserver;
   /** what the delivery engine holds in memory, once the process has one */
@@ -39,5 +43,12 @@ export function createMetrics({ db, engineDb, clock, logger }: MetricsOptions): 
   // nodejs_*), which every Node.js dashboard and alert already knows
   collectDefaultMetrics({ register: registry });
   databaseGauges(registry, { db, engineDb, clock, logger });
-  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry), housekeeping: housekeepingMetrics(registry), engine: engineSlotGauges(registry) };
+  return {
+    registry,
+    requests: requestDurations(registry),
+    delivery: deliveryMetrics(registry),
+    listeners: listenerStreamMetrics(registry),
+    housekeeping: housekeepingMetrics(registry),
+    engine: engineSlotGauges(registry),
+  };
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMigrationsDir, migrate } from "../../src/db/migrate.js";
 import { createHousekeeper } from "../../src/housekeeping/housekeeper.js";
 import { createLogger } from "../../src/lib/logger.js";
-import { DAY_MS, dayStart, retention } from "../../src/lib/retention.js";
+import { DAY_MS, dayStart, retention } from "../../src/domain/retention.js";
 import { eventsRepo } from "../../src/repos/events.repo.js";
 import { createCountCache } from "../../src/repos/count-cache.js";
 import { webhookDeliveriesRepo } from "../../src/repos/webhook-deliveries.repo.js";

@@ -6,7 +6,7 @@ import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { Database } from "../../src/db/client.js";
-import type { Clock } from "../../src/delivery/clock.js";
+import type { Clock } from "../../src/clock/clock.js";
 import type { QueueSignal } from "../../src/delivery/queue-signal.js";
 import { createDispatcher, type Dispatcher } from "../../src/delivery/dispatcher.js";
 import { drainDispatcher } from "../harness/drain.js";

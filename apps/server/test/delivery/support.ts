@@ -14,7 +14,7 @@ import { createTestCa, type TestCa } from "@audit-review/test-kit/ca";
 import { startReceiver, type Receiver, type ReceiverOptions } from "@audit-review/test-kit/receiver";
 import { afterAll, afterEach, expect } from "vitest";
 import type { DeliveryConfig } from "../../src/config.js";
-import { adjustableClock, type AdjustableClock } from "../../src/delivery/clock.js";
+import { adjustableClock, type AdjustableClock } from "../harness/clock.js";
 import { staticResolver, type Resolver } from "../../src/net/resolver.js";
 import type { StartServerOptions } from "../../src/server.js";
 import { Writable } from "node:stream";
@@ -54,7 +54,7 @@ export async function useDeliveryServer(delivery: Partial<DeliveryConfig>, opts:
   const resolver: Resolver = (name) => staticResolver(Object.fromEntries(hosts))(name);
   const clock = adjustableClock();
   const server = await useApiServer({
-    clock,
+    clock: () => clock,
     dispatcher: true,
     resolver,
     allowCidrs: ["127.0.0.1/32"],
@@ -74,7 +74,7 @@ export async function useDeliveryServer(delivery: Partial<DeliveryConfig>, opts:
     server,
     ca,
     hosts,
-    clock,
+    clock: () => clock,
     async receiver(o = {}) {
       const r = await startReceiver({ ca, hostname: RECEIVER_HOST, ...o });
       receivers.push(r);

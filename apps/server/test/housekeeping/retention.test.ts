@@ -4,7 +4,7 @@
 // engine's adjustable clock: events are stamped with it, housekeeping judges by it.
 import { describe, expect, it } from "vitest";
 import type { HousekeepingSummary } from "../../src/housekeeping/housekeeper.js";
-import { DAY_MS, dayStart } from "../../src/lib/retention.js";
+import { DAY_MS, dayStart } from "../../src/domain/retention.js";
 import { problemOf } from "../harness/factories.js";
 import { housekeepingRun } from "../harness/partitions.js";
 import { endpointFor, ingestQuestionSetFor, onlyDelivery, publish, useDeliveryServer } from "./../delivery/support.js";

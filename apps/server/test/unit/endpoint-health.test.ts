@@ -1,9 +1,9 @@
 // The endpoint-health rule (domain/endpoint-health.ts): what a batch of outcomes does to each
 // endpoint's stored failure streak, and what becomes of deliveries whose endpoint it disables.
 import { describe, expect, it } from "vitest";
-import type { DeliveryUpdate } from "../../src/domain/delivery-outcome.js";
-import { afterEndpointDisabled } from "../../src/domain/delivery-outcome.js";
-import { batchHealth, nextHealth } from "../../src/domain/endpoint-health.js";
+import type { DeliveryUpdate } from "../../src/domain/delivery/outcome.js";
+import { afterEndpointDisabled } from "../../src/domain/delivery/outcome.js";
+import { batchHealth, nextHealth } from "../../src/domain/delivery/endpoint-health.js";
 
 const now = new Date("2026-11-21T09:30:00.000Z");
 const DISABLE_AFTER_MS = 5 * 86_400_000;

@@ -1,6 +1,6 @@
 // The one message set of "this endpoint became unusable" (domain/endpoint-unavailable.ts).
 import { describe, expect, it } from "vitest";
-import { endpointUnavailable, unavailableCause } from "../../src/domain/endpoint-unavailable.js";
+import { endpointUnavailable, unavailableCause } from "../../src/domain/delivery/unavailable.js";
 
 describe("endpointUnavailable", () => {
   it("When the endpoint went away, Then the delivery fails with its code and no attempt is counted", () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { idTimeWindow, newId, uuidv7Time } from "../../src/lib/ids.js";
-import { DAY_MS, retention } from "../../src/lib/retention.js";
+import { DAY_MS, retention } from "../../src/domain/retention.js";
 
 const at = (iso: string) => new Date(iso);
 
