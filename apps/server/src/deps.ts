@@ -7,7 +7,7 @@ import { openReadReplica, type ReadReplica } from "./db/read-replica.js";
 import type { Clock } from "./clock/clock.js";
 import { databaseClock } from "./clock/database-clock.js";
 import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
-import { createEndpointChanges } from "./delivery/endpoint-changes.js";
+import { createEndpointChanges, type EndpointChanges } from "./delivery/endpoint-changes.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
 import { createListenerTransport, type ListenerTransport } from "./delivery/transports/listener.js";
@@ -51,6 +51,8 @@ export interface Deps {
   addressPolicy: AddressPolicy;
   extraCa: string | Buffer | undefined;
   signal: QueueSignal;
+  /** Endpoints updated, deleted or rotated, told to every process (the engine drops what it cached of them). */
+  endpointChanges: EndpointChanges;
   services: Services;
   /** The only way out to receivers: resolve-then-pin, address policy, TLS, timeouts, caps. */
   sender: Sender;
@@ -155,7 +157,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     if (listener) opened.add(() => listener.close());
     const listeners = createListenerTransport({
       db, logger, clock, signal, config: d, observe: metrics?.listeners,
-      graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs,
+      graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, keepAliveMs: config.listenerKeepAliveMs,
     });
     const services = createServices({
       db,
@@ -192,6 +194,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       addressPolicy,
       extraCa,
       signal,
+      endpointChanges,
       services,
       sender,
       clock,

@@ -56,7 +56,7 @@ export interface DispatcherOptions {
   /** the HTTPS transport: the only way out to the network */
   sender: Sender;
   /** the webhook-listener transport: the streams this process holds */
-  listeners: Pick<ListenerTransport, "send" | "held" | "onDisconnect">;
+  listeners: Pick<ListenerTransport, "send" | "heldStreams" | "onDisconnect">;
   /** "all" claims every endpoint's rows; "listeners" only those of the streams this process holds */
   scope: ClaimScope["kind"];
   secretBox: SecretBox;
@@ -325,9 +325,9 @@ export function createDispatcher({
    */
   function tick(): Promise<number> {
     if (!running) return Promise.resolve(0);
-    const claimScope: ClaimScope = { kind: scope, listeners: listeners.held() };
+    const claimScope: ClaimScope = { kind: scope, streams: listeners.heldStreams() };
     // a process holding no stream and claiming for nobody else asks the database nothing
-    if (scope === "listeners" && !claimScope.listeners.length) return Promise.resolve(0);
+    if (scope === "listeners" && !claimScope.streams.length) return Promise.resolve(0);
     const free = slots.freeRows();
     // Nothing claimed and waiting: claim at once, for latency. Otherwise the rows waiting cover a
     // claim's round trip: claim (a second one if one is on the wire) once half a batch is free.

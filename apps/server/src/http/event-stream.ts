@@ -1,8 +1,10 @@
 // A Server-Sent Events response (text/event-stream). Nothing is written until the first event, so
 // a request refused before that still answers with a problem. What the client has not read yet
-// is bounded: once more than `maxBufferedBytes` wait in the response's buffer (a client that
-// stopped reading), the connection is dropped and `onOverflow` told, instead of holding every
-// later event in memory.
+// is bounded: when an event is to be written while more than `maxBufferedBytes` of earlier ones
+// still wait in the response's buffer (a client that stopped reading), the connection is dropped
+// and `onOverflow` told, instead of holding every later event in memory. Judging what is left
+// of earlier writes, not the size after this one, keeps one large event to a client that reads
+// from ever counting as falling behind.
 import type { Response } from "express";
 
 export interface EventStream {
@@ -38,8 +40,6 @@ export function eventStream(res: Response, { maxBufferedBytes = MAX_STREAM_BUFFE
   };
   const write = (text: string): boolean => {
     if (over || res.writableEnded || res.destroyed) return false;
-    open();
-    res.write(text);
     if (res.writableLength > maxBufferedBytes) {
       over = true;
       const buffered = res.writableLength;
@@ -47,6 +47,8 @@ export function eventStream(res: Response, { maxBufferedBytes = MAX_STREAM_BUFFE
       onOverflow?.(buffered);
       return false;
     }
+    open();
+    res.write(text);
     return true;
   };
   return {

@@ -3,14 +3,14 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { ListenerObserver, StreamEnd } from "../delivery/transports/listener.js";
 
-const ENDS: readonly StreamEnd[] = ["client", "slow_client", "revoked", "listener_gone", "shutdown"];
+const ENDS: readonly StreamEnd[] = ["client", "slow_client", "revoked", "listener_gone", "replaced", "shutdown"];
 
 export function listenerStreamMetrics(registry: Registry): ListenerObserver {
   const registers = [registry];
   const open = new Gauge({ name: "ars_listener_streams", help: "Webhook listener streams this process holds open.", registers });
   const closed = new Counter({
     name: "ars_listener_streams_closed_total",
-    help: "Webhook listener streams ended, by why: client (it disconnected), slow_client (it stopped reading: dropped at the buffer bound), revoked (its token was revoked or lost webhooks:write), listener_gone (deleted or disabled), shutdown.",
+    help: "Webhook listener streams ended, by why: client (it disconnected), slow_client (it stopped reading: dropped at the buffer bound), revoked (its token was revoked or lost webhooks:write), listener_gone (deleted or disabled), replaced (its client reconnected: the newer stream took over), shutdown.",
     labelNames: ["reason"] as const,
     registers,
   });

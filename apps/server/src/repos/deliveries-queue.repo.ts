@@ -87,8 +87,8 @@ export interface ClaimScope {
    * process without a dispatcher of its own still sends down the streams it holds).
    */
   kind: "all" | "listeners";
-  /** the webhook listeners whose streams this process holds: of all listeners, only their rows are claimed here */
-  listeners: readonly string[];
+  /** the streams this process holds (their ids): of all listeners' rows, only those of the listeners they hold are claimed here */
+  streams: readonly string[];
 }
 
 export interface ClaimRequest {
@@ -175,7 +175,7 @@ const DUE = (alias: string) => `
 
 const QUEUED_HERE: Record<ClaimScope["kind"], string> = {
   all: QUEUED_ENDPOINTS,
-  listeners: "queued(endpoint_id) AS (SELECT unnest($10::uuid[]))",
+  listeners: "queued(endpoint_id) AS (SELECT l.id FROM webhook_endpoints l WHERE l.listener_stream_id = ANY($10::uuid[]))",
 };
 
 const claimSql = (scope: ClaimScope["kind"]) => `
@@ -186,7 +186,8 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
    WHERE q.endpoint_id IS NOT NULL AND NOT (q.endpoint_id = ANY($9::uuid[])) AND $4 - COALESCE(b.held, 0) > 0
      -- a webhook listener's rows are claimed only by the process holding its stream ($10)
      AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l
-                      WHERE l.id = q.endpoint_id AND l.listener_connected_until IS NOT NULL AND NOT (l.id = ANY($10::uuid[])))
+                      WHERE l.id = q.endpoint_id AND l.listener_connected_until IS NOT NULL
+                        AND (l.listener_stream_id IS NULL OR NOT (l.listener_stream_id = ANY($10::uuid[]))))
 ), heads AS (
   SELECT o.endpoint_id, o.room
     FROM open o
@@ -238,7 +239,7 @@ export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[
   const held = [...r.busyEndpoints];
   return {
     sql: CLAIM[r.scope.kind],
-    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints, r.scope.listeners],
+    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints, r.scope.streams],
   };
 }
 

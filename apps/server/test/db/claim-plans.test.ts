@@ -57,7 +57,7 @@ async function seed(db: SqlExecutor): Promise<void> {
 /** The claim under EXPLAIN ANALYZE, rolled back: its plan, with the rows each node produced. */
 async function explainClaim(db: TestDatabase["db"], r: Partial<ClaimRequest>): Promise<PlanNode[]> {
   const { sql, params } = claimStatement({
-    leaseToken: "plan", limit: 50, leaseMs: 60_000, perEndpoint: 16,
+    leaseToken: "plan", limit: 50, leaseMs: 60_000, perEndpoint: 16, now: new Date(), scope: { kind: "all", streams: [] },
     busyEndpoints: new Map(), skipEndpoints: [], inFlight: [], ...r,
   });
   const rollback = new Error("rollback");

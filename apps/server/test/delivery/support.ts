@@ -74,7 +74,7 @@ export async function useDeliveryServer(delivery: Partial<DeliveryConfig>, opts:
     server,
     ca,
     hosts,
-    clock: () => clock,
+    clock,
     async receiver(o = {}) {
       const r = await startReceiver({ ca, hostname: RECEIVER_HOST, ...o });
       receivers.push(r);

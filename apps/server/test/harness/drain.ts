@@ -3,6 +3,8 @@
 // queue signal that wakes it, and the queue's rows judged by the engine's clock. Test-only, so it
 // lives here and not on the production dispatcher.
 import type { Deps } from "../../src/deps.js";
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../../src/delivery/dispatcher.js";
+import type { QueueSignal } from "../../src/delivery/queue-signal.js";
 import { LIVE_SQL } from "../../src/repos/delivery-sql.js";
 
 export interface DrainOptions {
@@ -59,4 +61,37 @@ export async function drainDispatcher(
     signal.notify();
     await pause(RECHECK_MS, "waiting for due deliveries to be claimed");
   }
+}
+
+export type DispatcherOverrides = Partial<Pick<DispatcherOptions, "db" | "signal" | "config" | "clock" | "id" | "scope">>;
+
+/** Another dispatcher wired like the server's own (its transports, signal, clock), with what a test overrides. */
+export function dispatcherFrom(deps: Deps, o: DispatcherOverrides = {}): Dispatcher {
+  return createDispatcher({
+    db: deps.db, logger: deps.logger, sender: deps.sender, listeners: deps.listeners, scope: "all", secretBox: deps.secretBox,
+    signal: deps.signal, endpointChanges: deps.endpointChanges, config: deps.config.delivery, clock: deps.clock, ...o,
+  });
+}
+
+/** Resolves once the dispatcher holds nothing: no claim on the wire, no row waiting, sent or being recorded. */
+export async function idleOf(dispatcher: Dispatcher, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (dispatcher.stats().held > 0) {
+    if (Date.now() > deadline) throw new Error(`dispatcher ${dispatcher.id} still holds rows after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A queue signal that wakes its dispatchers only when the test fires it (no NOTIFY, no in-process wake-ups from publishing). */
+export function manualSignal(): QueueSignal & { fire(): void } {
+  const listeners = new Set<() => void>();
+  return {
+    notify: () => undefined,
+    onWake(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    close: () => Promise.resolve(),
+    fire: () => listeners.forEach((fn) => fn()),
+  };
 }

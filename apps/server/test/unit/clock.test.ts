@@ -35,10 +35,10 @@ function skewedDatabase(offsetMs: () => number, delayMs = 0): ClockSource & { re
   return source;
 }
 
-describe("databaseClock", () => {
-  const t = await createTestDatabase();
-  afterAll(() => t.close());
+const t = await createTestDatabase();
+afterAll(() => t.close());
 
+describe("databaseClock", () => {
   it("When read against the real database, Then it agrees with the database's clock_timestamp() to within the round trip", async () => {
     const clock = await databaseClock(t.db);
     try {

@@ -586,7 +586,9 @@ export interface paths {
          * Stream a webhook listener's deliveries
          * @description Connects the listener: a long-lived `text/event-stream` (Server-Sent Events) response that
          *     carries the listener's deliveries. One stream per listener at a time; reconnecting (after a
-         *     dropped connection) resumes the same listener, as long as it has not been deleted.
+         *     dropped connection) resumes the same listener, as long as it has not been deleted. A
+         *     reconnect with the token that holds the current stream takes the listener over at once
+         *     (that stream ends with `closed`): a connection can die without the server seeing it close.
          *
          *     * `event: ready` comes first: `{"listener_id": "…"}`.
          *     * `event: delivery` is one attempt of a delivery: `{"request_id": "…", "headers": {…},
@@ -601,7 +603,7 @@ export interface paths {
          *       revoked or no longer holds `webhooks:write`, or the listener is deleted or disabled; it
          *       also ends a stream whose client stops reading once 1 MiB is waiting to be sent.
          *
-         *     A listener whose stream is already connected answers `409 LISTENER_IN_USE`; a disabled
+         *     A listener whose stream another token holds answers `409 LISTENER_IN_USE`; a disabled
          *     listener answers `409 ENDPOINT_DISABLED` until it is enabled again.
          *
          *     Required scope: `webhooks:write`.

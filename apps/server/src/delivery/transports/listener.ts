@@ -4,13 +4,16 @@
 // holds, sends and records a listener's deliveries as any other, under the same leases, slots
 // and backpressure. What is particular to listeners lives here:
 //
-// - which listeners' rows this process may claim: those whose streams it holds (`held`, the
-//   dispatcher's claim filter), so a delivery goes down the stream that is there to take it;
+// - which listeners' rows this process may claim: those held by the streams it holds
+//   (`heldStreams`, the dispatcher's claim filter), so a delivery goes down the stream that is
+//   there to take it;
 // - the stream's hold on its listener (`listener_connected_until`), renewed every `checkMs` on
 //   the engine's clock; a crashed process's hold lapses after `leaseMs`;
 // - whether a stream may still run: every `checkMs` it ends when its listener was deleted or
 //   disabled, or the token that opened it was revoked or lost `webhooks:write` (README,
 //   "Developing a receiver"), and at once when its client stops reading (event-stream.ts);
+// - a client that reconnects with the same token takes its listener over at once, in whichever
+//   process it lands: its old connection may have died without its process seeing it close;
 // - answers: posted to any API process, handed to the attempt waiting in the process that holds
 //   the stream, through NOTIFY when that is another process (a payload bounded by construction);
 // - listeners whose stream has been gone for the grace period are deleted.
@@ -22,14 +25,12 @@ import { every, type Clock, type TimerHandle } from "../../clock/clock.js";
 import { judgeAnswer } from "../../domain/delivery/answer.js";
 import { errorField, isRecord } from "../../lib/narrow.js";
 import type { Logger } from "../../lib/logger.js";
-import { webhookListenersRepo, type AttachResult, type EndedBecause, type HeldStream } from "../../repos/webhook-listeners.repo.js";
+import { webhookListenersRepo, type AttachResult, type EndedBecause } from "../../repos/webhook-listeners.repo.js";
 import type { QueueSignal } from "../queue-signal.js";
 import { responsePreview, type SendRequest, type WebhookSendOutcome } from "../sender.js";
 
 /** Cross-process answers: the process that got POST …/answers tells the one holding the stream. */
 export const ANSWER_CHANNEL = "ars_listener_answers";
-/** A comment on every stream this often, so proxies and the client see it alive (the contract says 10 s). */
-export const KEEP_ALIVE_MS = 10_000;
 /** The scope a stream's token must keep. */
 const STREAM_SCOPE = "webhooks:write";
 /** NOTIFY payloads must stay under 8000 bytes. */
@@ -50,10 +51,10 @@ export interface StreamOwner {
   tokenId: string;
 }
 
-export type ConnectResult = { kind: "connected"; disconnect(): void } | { kind: Exclude<AttachResult, "connected"> };
+export type ConnectResult = { kind: "connected"; disconnect(): void } | { kind: Exclude<AttachResult, "connected" | "taken_over"> };
 
 /** Why a stream ended, as the metrics count it (bounded). */
-export type StreamEnd = "client" | "slow_client" | "revoked" | "listener_gone" | "shutdown";
+export type StreamEnd = "client" | "slow_client" | "revoked" | "listener_gone" | "replaced" | "shutdown";
 
 export interface ListenerObserver {
   streamOpened(): void;
@@ -65,8 +66,10 @@ const noListenerObserver: ListenerObserver = { streamOpened: () => undefined, st
 export interface ListenerTransport {
   /** One attempt down the listener's stream; resolves with the receiver's answer (or why none came). */
   send(listenerId: string, req: SendRequest): Promise<WebhookSendOutcome>;
-  /** The listeners whose streams this process holds: only their rows are claimed here. */
+  /** The listeners whose streams this process holds. */
   held(): string[];
+  /** The ids of those streams: a listener's rows are claimed here only while one of them holds it. */
+  heldStreams(): string[];
   /** Told when a stream this process held ends (its rows claimed and waiting go back unsent). */
   onDisconnect(fn: (listenerId: string) => void): void;
   /** Holds the listener's stream in this process, if it may be connected now. */
@@ -90,11 +93,14 @@ export interface ListenerTransportOptions {
   leaseMs: number;
   /** how often streams are renewed and checked (revocation, deletion): at most 2 s, and a third of the lease */
   checkMs?: number;
+  /** a comment on every stream this often, so proxies and the client see it alive */
+  keepAliveMs: number;
   observe?: ListenerObserver;
 }
 
 interface Stream extends StreamOwner {
   listenerId: string;
+  streamId: string;
   sink: ListenerSink;
   /** request id → the attempt waiting for its answer */
   waiting: Map<string, (outcome: WebhookSendOutcome) => void>;
@@ -162,7 +168,7 @@ export function decodeForwarded(payload: string): { listenerId: string; answer: 
 }
 
 export function createListenerTransport({
-  db, logger, clock, signal, config, graceMs, leaseMs, checkMs = Math.min(2_000, Math.floor(leaseMs / 3)), observe = noListenerObserver,
+  db, logger, clock, signal, config, graceMs, leaseMs, keepAliveMs, checkMs = Math.min(2_000, Math.floor(leaseMs / 3)), observe = noListenerObserver,
 }: ListenerTransportOptions): ListenerTransport {
   const log = logger.child({ component: "listener-transport" });
   const repo = webhookListenersRepo(db);
@@ -185,7 +191,7 @@ export function createListenerTransport({
     if (why === "client" || why === "shutdown") log.info(fields, "webhook listener disconnected");
     else log.warn({ ...fields, detail: reason }, "webhook listener stream ended by the server");
     for (const watch of disconnectWatchers) watch(stream.listenerId);
-    return repo.release(stream.listenerId, clock.now()).catch((err: unknown) =>
+    return repo.release(stream, clock.now()).catch((err: unknown) =>
       log.warn({ endpoint_id: stream.listenerId, err: errorField(err, "message") ?? String(err) }, "marking a webhook listener disconnected failed; its hold lapses by itself"),
     );
   }
@@ -224,15 +230,15 @@ export function createListenerTransport({
     if (!held.length) return;
     let kept: Set<string>;
     try {
-      kept = await repo.renew(held.map((s): HeldStream => ({ listenerId: s.listenerId, tokenId: s.tokenId })), new Date(clock.now().getTime() + leaseMs), STREAM_SCOPE);
+      kept = await repo.renew(held, new Date(clock.now().getTime() + leaseMs), STREAM_SCOPE);
     } catch (err) {
       log.warn({ streams: held.length, err: errorField(err, "message") ?? String(err) }, "renewing webhook listener streams failed; tried again shortly");
       return;
     }
     for (const s of held) {
       if (kept.has(s.listenerId)) continue;
-      const why = await repo.whyEnded(s.listenerId, s.tokenId, STREAM_SCOPE).catch(() => null);
-      await drop(s, why === "revoked" || why === "scope" ? "revoked" : "listener_gone", endedReason(why));
+      const why = await repo.whyEnded(s, STREAM_SCOPE).catch(() => null);
+      await drop(s, why === "revoked" || why === "scope" ? "revoked" : why === "replaced" ? "replaced" : "listener_gone", endedReason(why));
     }
   }
 
@@ -257,16 +263,21 @@ export function createListenerTransport({
   return {
     send,
     held: () => [...streams.keys()],
+    heldStreams: () => [...streams.values()].map((s) => s.streamId),
     onDisconnect: (fn) => void disconnectWatchers.push(fn),
 
     async connect(owner, listenerId, sink) {
       const now = clock.now();
-      const result = await repo.attach(owner.orgId, listenerId, now, new Date(now.getTime() + leaseMs));
-      if (result !== "connected") return { kind: result };
-      const stream: Stream = { ...owner, listenerId, sink, waiting: new Map() };
+      const streamId = randomUUID();
+      const result = await repo.attach(owner.orgId, listenerId, now, new Date(now.getTime() + leaseMs), { streamId, tokenId: owner.tokenId });
+      if (result !== "connected" && result !== "taken_over") return { kind: result };
+      // taken over from a stream of this process: that one ends now (another process's, at its next renewal)
+      const previous = streams.get(listenerId);
+      if (previous) await drop(previous, "replaced", endedReason("replaced"));
+      const stream: Stream = { ...owner, listenerId, streamId, sink, waiting: new Map() };
       streams.set(listenerId, stream);
       observe.streamOpened();
-      log.info({ endpoint_id: listenerId, org_id: owner.orgId }, "webhook listener connected");
+      log.info({ endpoint_id: listenerId, org_id: owner.orgId, taken_over: result === "taken_over" }, "webhook listener connected");
       sink.event("ready", { listener_id: listenerId });
       // its queued deliveries are this process's to claim now
       signal.notify();
@@ -292,7 +303,7 @@ export function createListenerTransport({
         every(clock, Math.max(1, checkMs), () => {
           checking ??= check().finally(() => (checking = null));
         }),
-        every(clock, KEEP_ALIVE_MS, () => {
+        every(clock, keepAliveMs, () => {
           for (const s of [...streams.values()]) if (!s.sink.comment("keep-alive")) void drop(s, "slow_client", SLOW_CLIENT);
         }),
         every(clock, Math.min(30_000, Math.max(1, Math.floor(graceMs / 2))), () => void sweep()),
@@ -319,6 +330,8 @@ function endedReason(why: EndedBecause | null): string {
       return "the listener was deleted";
     case "disabled":
       return "the listener was disabled";
+    case "replaced":
+      return "a newer stream of the same token took the listener over";
     case null:
       return "this process no longer holds the listener's stream";
   }
