@@ -198,10 +198,10 @@ describe("ars-listen", () => {
       const cli = run(["--forward-to", receiver.url, "--idle-timeout", "2"], org.token, proxy.url);
       running.push(cli);
       secret = /(whsec_\S+)/.exec(await cli.line(/^Ready!/))![1]!;
-      await cli.line(/  connected: forwarding/, "stderr");
+      await cli.line(/ {2}connected: forwarding/, "stderr");
       proxy.freeze();
       expect(await cli.line(/stream lost \(nothing from the server for 2 s, not even a keep-alive/, "stderr")).toContain("reconnecting in");
-      await cli.line(/  reconnected: forwarding/, "stderr");
+      await cli.line(/ {2}reconnected: forwarding/, "stderr");
       const id = await publish(org, set.id);
       await cli.line(new RegExp(`audit\\.completed  ${id}  200`));
       expect(receiver.received.map((r) => [r.headers["webhook-id"], r.verified])).toEqual([[id, true]]);
@@ -218,7 +218,7 @@ describe("ars-listen", () => {
       const writer = org.token;
       const cli = run(["--forward-to", receiver.url], writer);
       running.push(cli);
-      await cli.line(/  connected: forwarding/, "stderr");
+      await cli.line(/ {2}connected: forwarding/, "stderr");
       await server().revokeToken(writer);
       expect(await cli.line(/stream lost \(the server ended the stream: the token that opened this stream was revoked\)/, "stderr", 15_000)).toBeTruthy();
       const [code] = await cli.exited;

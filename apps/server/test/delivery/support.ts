@@ -89,7 +89,8 @@ export function workerOptions(h: DeliveryHarness, delivery: Partial<DeliveryConf
   return {
     databaseUrl: config.databaseUrl,
     encryptionKey: config.encryptionKey,
-    resolver: staticResolver({ [RECEIVER_HOST]: ["127.0.0.1"] }),
+    // the names the server resolves, as they are when a lookup happens
+    resolver: (name) => staticResolver(Object.fromEntries(h.hosts))(name),
     allowCidrs: ["127.0.0.1/32"],
     extraCa: h.ca.cert,
     delivery: { jitter: 0, pollIntervalMs: 50, ...delivery },
