@@ -235,10 +235,11 @@ SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_respon
 const CLAIM: Record<ClaimScope["kind"], string> = { all: claimSql("all"), listeners: claimSql("listeners") };
 
 /** The claim as sent: one statement (exported for its plan test, test/db/claim-plans.test.ts). */
-export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[] } {
+export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[]; name: string } {
   const held = [...r.busyEndpoints];
   return {
     sql: CLAIM[r.scope.kind],
+    name: `ars_claim_${r.scope.kind}`,
     params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints, r.scope.streams],
   };
 }
@@ -395,7 +396,11 @@ async function writeBatch(
   streaks: readonly StreakChange[],
 ): Promise<Set<string>> {
   const streakRows = streaks.map((s) => ({ endpoint_id: s.endpointId, failing_since: s.failingSince, at: s.at }));
-  const rows = await tx.query<{ id: string }>(RECORD_BATCH, [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streakRows)]);
+  const rows = await tx.query<{ id: string }>(
+    RECORD_BATCH,
+    [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streakRows)],
+    { name: "ars_record_batch" },
+  );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -416,7 +421,7 @@ export function deliveriesQueueRepo(db: Database) {
   function recordWithHealth(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<RecordResult[]> {
     return db.transaction(async (tx) => {
       const endpointIds = [...new Set(outcomes.filter((o) => o.effect).map((o) => o.endpointId))];
-      const stored = await tx.query<{ id: string; failing_since: Date | null }>(LOCK_ENDPOINTS, [endpointIds]);
+      const stored = await tx.query<{ id: string; failing_since: Date | null }>(LOCK_ENDPOINTS, [endpointIds], { name: "ars_record_lock_endpoints" });
       const { streaks, disabled, updates } = batchHealth(outcomes, new Map(stored.map((r) => [r.id, r.failing_since])), disableAfterMs);
       const recorded = await writeBatch(tx, outcomes, updates, streaks);
       for (const [endpointId, d] of disabled) {
@@ -437,8 +442,9 @@ export function deliveriesQueueRepo(db: Database) {
     async claim(r: ClaimRequest): Promise<Claim> {
       const claim: Claim = { rows: [], endpoints: new Map(), events: new Map() };
       if (r.limit <= 0) return claim;
-      const { sql, params } = claimStatement(r);
-      const rows = await db.query<ClaimRow>(sql, params);
+      // prepared once per connection: planning it over the day partitions costs more than running it
+      const { sql, params, name } = claimStatement(r);
+      const rows = await db.query<ClaimRow>(sql, params, { name });
       for (const row of rows) splitClaimRow(row, claim);
       return claim;
     },
@@ -459,7 +465,7 @@ export function deliveriesQueueRepo(db: Database) {
       if (!held.length) return renewal;
       const rows = await db.query<{ id: string; renewed: boolean }>(RENEW, [
         held.map((h) => h.id), held.map((h) => h.leaseToken), [...new Set(held.map((h) => h.createdAt.toISOString()))], leaseMs, now,
-      ]);
+      ], { name: "ars_renew_leases" });
       for (const r of rows) {
         renewal.owned.add(r.id);
         if (r.renewed) renewal.renewed.add(r.id);
@@ -469,7 +475,7 @@ export function deliveriesQueueRepo(db: Database) {
 
     /** The endpoints of a batch, in one query (deleted ones included: their deliveries fail). */
     async endpoints(ids: readonly string[]): Promise<Map<string, QueueEndpoint>> {
-      const rows = ids.length ? await db.query<QueueEndpoint>(ENDPOINTS, [[...new Set(ids)]]) : [];
+      const rows = ids.length ? await db.query<QueueEndpoint>(ENDPOINTS, [[...new Set(ids)]], { name: "ars_queue_endpoints" }) : [];
       return new Map(rows.map((row) => [row.id, row]));
     },
 

@@ -18,7 +18,7 @@ export interface ListenerStreams {
     owner: { orgId: string; tokenId: string },
     listenerId: string,
     sink: StreamSink,
-  ): Promise<{ kind: "connected"; disconnect(): void } | { kind: "not_found" | "in_use" | "disabled" }>;
+  ): Promise<{ kind: "connected"; disconnect(why: "client" | "slow_client"): void } | { kind: "not_found" | "in_use" | "disabled" }>;
   answer(listenerId: string, answer: WebhookListenerAnswer): Promise<void>;
 }
 
@@ -46,8 +46,8 @@ export function webhookListenersService({ listeners, streams }: WebhookListeners
   const notFound = () => new NotFoundError("No webhook listener with this id exists in your org.");
 
   return {
-    /** Connects the listener to this stream; resolves with what closes it from the client's side. */
-    async streamWebhookListener(auth: AuthContext, listenerId: string, sink: StreamSink): Promise<() => void> {
+    /** Connects the listener to this stream; resolves with what ends it from the client's side (it left, or stopped reading). */
+    async streamWebhookListener(auth: AuthContext, listenerId: string, sink: StreamSink): Promise<(why: "client" | "slow_client") => void> {
       const result = await streams.connect({ orgId: auth.orgId, tokenId: auth.tokenId }, listenerId, sink);
       switch (result.kind) {
         case "connected":

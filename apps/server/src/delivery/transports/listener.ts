@@ -51,7 +51,9 @@ export interface StreamOwner {
   tokenId: string;
 }
 
-export type ConnectResult = { kind: "connected"; disconnect(): void } | { kind: Exclude<AttachResult, "connected" | "taken_over"> };
+export type ConnectResult =
+  | { kind: "connected"; disconnect(why: Extract<StreamEnd, "client" | "slow_client">): void }
+  | { kind: Exclude<AttachResult, "connected" | "taken_over"> };
 
 /** Why a stream ended, as the metrics count it (bounded). */
 export type StreamEnd = "client" | "slow_client" | "revoked" | "listener_gone" | "replaced" | "shutdown";
@@ -212,8 +214,9 @@ export function createListenerTransport({
         resolve(outcome);
       });
       // the headers an HTTPS receiver gets, the transport's own included
+      // a stream that is over (its client left or was dropped for not reading) ends at once
       const sent = stream.sink.event("delivery", { request_id: requestId, headers: { ...req.headers, "user-agent": config.userAgent }, body: req.body });
-      if (!sent) void drop(stream, "slow_client", SLOW_CLIENT);
+      if (!sent) void drop(stream, "client", "the client disconnected");
     });
   }
 
@@ -281,7 +284,7 @@ export function createListenerTransport({
       sink.event("ready", { listener_id: listenerId });
       // its queued deliveries are this process's to claim now
       signal.notify();
-      return { kind: "connected", disconnect: () => void drop(stream, "client", "the client disconnected") };
+      return { kind: "connected", disconnect: (why) => void drop(stream, why, why === "slow_client" ? SLOW_CLIENT : "the client disconnected") };
     },
 
     async answer(listenerId, answer) {
@@ -304,7 +307,7 @@ export function createListenerTransport({
           checking ??= check().finally(() => (checking = null));
         }),
         every(clock, keepAliveMs, () => {
-          for (const s of [...streams.values()]) if (!s.sink.comment("keep-alive")) void drop(s, "slow_client", SLOW_CLIENT);
+          for (const s of [...streams.values()]) if (!s.sink.comment("keep-alive")) void drop(s, "client", "the client disconnected");
         }),
         every(clock, Math.min(30_000, Math.max(1, Math.floor(graceMs / 2))), () => void sweep()),
       );
