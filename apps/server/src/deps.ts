@@ -150,7 +150,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       : null;
     if (engineDb) opened.add(() => engineDb.close());
     const metricsPort = config.metricsPort;
-    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, logger });
+    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, hostClockSkewMs: () => dbClock.hostSkewMs(), logger });
     const listener = metrics && metricsPort !== null
       ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger })
       : null;

@@ -52,8 +52,13 @@ describe.skipIf(!onPostgres)("a worker whose host clock is wrong (PostgreSQL onl
     await r.nextRequest({ timeoutMs: 15_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(r.requests.map((q) => q.headers["webhook-id"])).toEqual([due.id]);
-    // the operator is told the host's clock is off
+    // the operator is told the host's clock is off: a log line at start, and the metric
     expect(worker.output()).toContain("this host's clock differs from the database's");
+    const metrics = /"msg":"metrics listening".*?"url":"([^"]+)"/.exec(worker.output());
+    expect(metrics, "the worker's metrics listener").not.toBeNull();
+    const skew = Number(/^ars_host_clock_skew_seconds (\S+)$/m.exec(await (await fetch(metrics![1]!)).text())![1]);
+    expect(skew).toBeGreaterThan(3_590);
+    expect(skew).toBeLessThan(3_610);
   });
 
   it("When its host clock runs an hour slow, Then it sends a due delivery at once, and the delivery's first attempt is listed", async () => {

@@ -54,7 +54,8 @@ describe("a listener that never answers", () => {
         const t0 = performance.now();
         const health = await fetch(`${server.url}/healthz`);
         expect(health.status).toBe(200);
-        expect(performance.now() - t0, "/healthz answered").toBeLessThan(1_000);
+        // a freeze never answers; a machine short of CPU answers late (the loop's delay below judges our code)
+        expect(performance.now() - t0, "/healthz answered").toBeLessThan(5_000);
         await new Promise((r) => setTimeout(r, 100));
       }
     });

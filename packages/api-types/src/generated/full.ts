@@ -781,8 +781,9 @@ export interface paths {
          *       nothing for 30 seconds can take the stream for dropped and reconnect (`ars-listen` does).
          *     * `event: closed` is the last event when the server ends the stream:
          *       `{"reason": "…"}`. The server ends it within 5 seconds when the token that opened it is
-         *       revoked or no longer holds `webhooks:write`, or the listener is deleted or disabled; it
-         *       also ends a stream whose client stops reading once 1 MiB is waiting to be sent.
+         *       revoked or no longer holds `webhooks:write`, or the listener is deleted or disabled. It
+         *       drops the connection of a client that stops reading: more than 1 MiB waiting for it,
+         *       and nothing read for 5 seconds.
          *
          *     A listener whose stream another token holds answers `409 LISTENER_IN_USE`; a disabled
          *     listener answers `409 ENDPOINT_DISABLED` until it is enabled again.
