@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { TestOrg } from "../harness/server.js";
 import { attemptsOf } from "./listener-streams.js";
 import { deliveriesOf, endpointFor, publish, useDeliveryServer, type DeliveryHarness } from "./support.js";
-import { SKEWED_HOST_CLOCK, spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
+import { SKEWED_HOST_CLOCK, useWorkerProcesses, type WorkerProcess } from "./worker-process.js";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const HOUR = 3_600_000;
@@ -17,6 +17,7 @@ const DAY = 24 * HOUR;
 
 // The API alone: every delivery here is sent by the skewed worker.
 const h: DeliveryHarness | undefined = onPostgres ? await useDeliveryServer({}, { dispatcher: false }) : undefined;
+const workerProcesses = useWorkerProcesses(() => h!);
 
 const started: WorkerProcess[] = [];
 afterEach(async () => {
@@ -27,7 +28,7 @@ afterEach(async () => {
 });
 
 async function workerOnHostClock(skewMs: number, env: Record<string, string> = {}): Promise<WorkerProcess> {
-  const w = await spawnWorkerProcess(h!, { ARS_TEST_HOST_CLOCK_SKEW_MS: String(skewMs), ARS_DELIVERY_POLL_MS: "100", ...env }, ["--import", SKEWED_HOST_CLOCK]);
+  const w = await workerProcesses.spawn({ ARS_TEST_HOST_CLOCK_SKEW_MS: String(skewMs), ARS_DELIVERY_POLL_MS: "100", ...env }, ["--import", SKEWED_HOST_CLOCK]);
   started.push(w);
   return w;
 }
@@ -54,7 +55,8 @@ describe.skipIf(!onPostgres)("a worker whose host clock is wrong (PostgreSQL onl
     expect(r.requests.map((q) => q.headers["webhook-id"])).toEqual([due.id]);
     // the operator is told the host's clock is off: a log line at start, and the metric
     expect(worker.output()).toContain("this host's clock differs from the database's");
-    const metrics = /"msg":"metrics listening".*?"url":"([^"]+)"/.exec(worker.output());
+    const listening = worker.output().split("\n").find((l) => l.includes('"msg":"metrics listening"'));
+    const metrics = listening ? /"url":"([^"]+)"/.exec(listening) : null;
     expect(metrics, "the worker's metrics listener").not.toBeNull();
     const skew = Number(/^ars_host_clock_skew_seconds (\S+)$/m.exec(await (await fetch(metrics![1]!)).text())![1]);
     expect(skew).toBeGreaterThan(3_590);

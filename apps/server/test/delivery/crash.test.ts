@@ -9,12 +9,13 @@ import { startWorker, type RunningWorker } from "../../src/worker.js";
 import { drainDispatcher } from "../harness/drain.js";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import { deliveriesOf, endpointFor, gate, publish, useDeliveryServer, workerOptions, type DeliveryHarness } from "./support.js";
-import { spawnWorkerProcess } from "./worker-process.js";
+import { useWorkerProcesses } from "./worker-process.js";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
 // The API alone: every delivery here is sent by the workers this file starts.
 const h: DeliveryHarness | undefined = onPostgres ? await useDeliveryServer({}, { dispatcher: false }) : undefined;
+const workerProcesses = useWorkerProcesses(() => h!);
 
 const workers: RunningWorker[] = [];
 afterAll(async () => {
@@ -43,7 +44,7 @@ describe.skipIf(!onPostgres)("several dispatchers on one PostgreSQL (PostgreSQL 
     });
     const ep = await endpointFor(org.api, r.url);
     // Poll of a minute: the worker can only hear of the events through LISTEN/NOTIFY.
-    const doomed = await spawnWorkerProcess(h!, { ARS_DELIVERY_LEASE_MS: String(LEASE_MS), ARS_DELIVERY_POLL_MS: "60000" });
+    const doomed = await workerProcesses.spawn({ ARS_DELIVERY_LEASE_MS: String(LEASE_MS), ARS_DELIVERY_POLL_MS: "60000" });
 
     const events = [];
     for (let i = 0; i < 5; i++) events.push(await publish(org.api));
@@ -97,7 +98,7 @@ describe.skipIf(!onPostgres)("several dispatchers on one PostgreSQL (PostgreSQL 
     });
     for (let i = 0; i < 3; i++) endpoints.push(await endpointFor(org.api, `${r.url}/${i}`));
     const lease = { ARS_DELIVERY_LEASE_MS: "30000", ARS_DELIVERY_POLL_MS: "50", ARS_DELIVERY_CONCURRENCY: "4" };
-    const child = await spawnWorkerProcess(h!, lease);
+    const child = await workerProcesses.spawn(lease);
     const local = await inProcessWorker(h!, { leaseMs: 30_000, concurrency: 4 });
 
     for (let i = 0; i < 10; i++) await publish(org.api);

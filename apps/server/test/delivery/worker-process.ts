@@ -17,38 +17,46 @@ export interface WorkerProcess {
   exited: Promise<unknown>;
 }
 
-const dir = mkdtempSync(join(tmpdir(), "ars-worker-"));
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** `ars worker` in a child process; resolves once it reports that it runs. */
-export async function spawnWorkerProcess(h: DeliveryHarness, env: Record<string, string>, nodeArgs: string[] = []): Promise<WorkerProcess> {
-  const caFile = join(dir, "ca.pem");
-  writeFileSync(caFile, h.ca.cert);
-  const config = h.server.server.deps.config;
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", MAIN, "worker"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: config.databaseUrl,
-      ARS_ENCRYPTION_KEY: config.encryptionKey,
-      ARS_STATIC_HOSTS: `${RECEIVER_HOST}=127.0.0.1`,
-      ARS_ALLOW_PRIVATE_CIDRS: "127.0.0.1/32",
-      ARS_EXTRA_CA_FILE: caFile,
-      ARS_LOG_LEVEL: "warn",
-      ...env,
+/**
+ * `ars worker` processes for this test file: `spawn` starts one and resolves once it reports that
+ * it runs; every one still running is killed after the file. (Called at the top of a file: files
+ * share this module's instance, so nothing here is module state.)
+ */
+export function useWorkerProcesses(h: () => DeliveryHarness) {
+  const dir = mkdtempSync(join(tmpdir(), "ars-worker-"));
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) c.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    async spawn(env: Record<string, string>, nodeArgs: string[] = []): Promise<WorkerProcess> {
+      const harness = h();
+      const caFile = join(dir, "ca.pem");
+      writeFileSync(caFile, harness.ca.cert);
+      const config = harness.server.server.deps.config;
+      const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", MAIN, "worker"], {
+        env: {
+          ...process.env,
+          DATABASE_URL: config.databaseUrl,
+          ARS_ENCRYPTION_KEY: config.encryptionKey,
+          ARS_STATIC_HOSTS: `${RECEIVER_HOST}=127.0.0.1`,
+          ARS_ALLOW_PRIVATE_CIDRS: "127.0.0.1/32",
+          ARS_EXTRA_CA_FILE: caFile,
+          ARS_LOG_LEVEL: "warn",
+          ...env,
+        },
+      });
+      children.push(child);
+      let output = "";
+      child.stdout!.on("data", (c) => (output += c));
+      child.stderr!.on("data", (c) => (output += c));
+      const exited = new Promise((done) => child.once("exit", done));
+      await new Promise<void>((ready, fail) => {
+        child.stdout!.on("data", () => output.includes("delivery worker running") && ready());
+        void exited.then(() => fail(new Error(`worker exited before it ran:\n${output}`)));
+      });
+      return { child, output: () => output, exited };
     },
-  });
-  children.push(child);
-  let output = "";
-  child.stdout!.on("data", (c) => (output += c));
-  child.stderr!.on("data", (c) => (output += c));
-  const exited = new Promise((done) => child.once("exit", done));
-  await new Promise<void>((ready, fail) => {
-    child.stdout!.on("data", () => output.includes("delivery worker running") && ready());
-    void exited.then(() => fail(new Error(`worker exited before it ran:\n${output}`)));
-  });
-  return { child, output: () => output, exited };
+  };
 }
