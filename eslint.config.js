@@ -11,7 +11,7 @@
 //   repos, db                 (the only code that touches Prisma or SQL)
 //   domain                    (the delivery rules, each decided once: pure, no I/O; the engine and repos apply them)
 //   contract                  (the one reader of openapi.yaml: parses, resolves $refs, matches paths)
-//   lib, net                  (leaf utilities; import no layer)
+//   lib, net, clock           (leaf utilities; import no layer; clock is the one source of time)
 //
 // A layer imports only layers below it. Type-only imports of Prisma's generated row types are
 // allowed everywhere, because types are erased and the row shape is the contract between layers.
@@ -23,8 +23,10 @@ import tseslint from "typescript-eslint";
 const SERVER = "apps/server/src";
 
 // Regexes over the import specifier. Relative imports reach a layer as `../<layer>/…` (or
-// `./<layer>/…` from the src root), so anchoring on `/<layer>/` covers both.
-const layer = (name) => `(^|/)${name}/`;
+// `./<layer>/…` from the src root, `../../<layer>/…` from a subfolder), so anchoring on
+// `./<layer>/` covers them all, and a folder of the same name inside another layer
+// (`domain/delivery/`) is not mistaken for the layer.
+const layer = (name) => `(^|/)\\.\\.?/${name}/`;
 const PRISMA = ["(^|/)generated/prisma/", "^@prisma/", "^pglite-prisma-adapter$"];
 const SENDER = ["(^|/)delivery/sender(\\.js)?$"];
 // Only contract/ parses the contract or compiles its paths: one interpretation, one set of internals.
@@ -121,8 +123,8 @@ export default defineConfig(
     contractReader: true,
     layers: ["domain", "db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
   }),
-  boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`], {
-    layers: ["contract", "domain", "db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics"],
+  boundaries([`${SERVER}/lib/**/*.ts`, `${SERVER}/net/**/*.ts`, `${SERVER}/clock/**/*.ts`], {
+    layers: ["contract", "domain", "db", "repos", "presenters", "delivery", "services", ...EDGE, "metrics", "housekeeping"],
   }),
   // Decides, never reads or writes: what it needs is handed in, what it decides is handed back.
   boundaries([`${SERVER}/domain/**/*.ts`], {
@@ -143,7 +145,7 @@ export default defineConfig(
   boundaries([`${SERVER}/services/**/*.ts`], { layers: ["contract", "delivery", "housekeeping", ...EDGE, "metrics"] }),
   // The engine reports to metrics through its observer callbacks (delivery/observer.ts), never the reverse.
   boundaries([`${SERVER}/metrics/**/*.ts`], { layers: ["contract", "presenters", "services", ...EDGE] }),
-  // beside the engine: it may use the engine's clock, never the sender, metrics or the layers above
+  // beside the engine: never the sender, metrics or the layers above
   boundaries([`${SERVER}/housekeeping/**/*.ts`], { layers: ["contract", "presenters", "services", ...EDGE, "metrics"] }),
   boundaries([`${SERVER}/http/**/*.ts`], { layers: ["db", "repos", "delivery", "routes", "cli"] }),
   boundaries([`${SERVER}/routes/**/*.ts`], { layers: ["db", "repos", "delivery", "cli"] }),
@@ -156,4 +158,16 @@ export default defineConfig(
     layers: EDGE,
     extra: [{ regex: "^\\./(server|app)(\\.js)?$", message: "the worker role must not load the HTTP server (it is the engine alone)" }],
   }),
+  // One clock judges time (clock/, kept in step with the database's): the layers that judge or
+  // stamp time take it from the clock they are given, never from this host's wall clock.
+  {
+    files: [`${SERVER}/{repos,domain,delivery,housekeeping,services}/**/*.ts`],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "take the time from the injected clock (clock/), not this host's wall clock" },
+        { selector: "MemberExpression[object.name='Date'][property.name='now']", message: "take the time from the injected clock (clock/), not this host's wall clock" },
+      ],
+    },
+  },
 );

@@ -93,7 +93,8 @@ const product = await server.startServer({
   databaseUrl,
   encryptionKey: randomBytes(32).toString("base64"),
   dispatcher: true,
-  clock,
+  // the server's one clock is this simulated one (instead of the database's)
+  clock: () => clock,
   rateLimitPerMinute: 0,
   validateResponses: false,
   logLevel: "warn",

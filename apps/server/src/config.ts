@@ -69,6 +69,8 @@ export interface Config {
   listenerGraceMs: number;
   /** A connected stream's hold on its listener, renewed by its process; a crashed process's hold lapses after this. */
   listenerLeaseMs: number;
+  /** A comment on every listener stream this often, so the client and proxies see it alive (a silent stream is a dropped one). */
+  listenerKeepAliveMs: number;
 }
 
 export interface HttpLimits {
@@ -94,6 +96,8 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   maxConnections: 4_096,
 };
 export const DEFAULT_RETENTION_DAYS = 30;
+/** The contract's keep-alive interval of a listener's stream. */
+export const DEFAULT_LISTENER_KEEPALIVE_MS = 10_000;
 /** Longer windows would keep more daily partitions than the planner handles comfortably. */
 export const MAX_RETENTION_DAYS = 3650;
 export const DEFAULT_HOUSEKEEPING_INTERVAL_MS = 3_600_000;
@@ -237,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
     listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
+    listenerKeepAliveMs: int(env, "ARS_LISTENER_KEEPALIVE_MS", DEFAULT_LISTENER_KEEPALIVE_MS, 100),
     metricsPort: metrics,
     metricsHost: env.ARS_METRICS_HOST || "127.0.0.1",
     delivery: {

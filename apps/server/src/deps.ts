@@ -4,15 +4,16 @@ import type { Config } from "./config.js";
 import { openDatabase, type Database } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { openReadReplica, type ReadReplica } from "./db/read-replica.js";
-import { systemClock, type Clock } from "./delivery/clock.js";
+import type { Clock } from "./clock/clock.js";
+import { databaseClock } from "./clock/database-clock.js";
 import { createDispatcher, type Dispatcher } from "./delivery/dispatcher.js";
-import { createListenerHub, type ListenerHub } from "./delivery/listener-hub.js";
+import { createEndpointChanges, type EndpointChanges } from "./delivery/endpoint-changes.js";
 import { createQueueSignal, type QueueSignal } from "./delivery/queue-signal.js";
 import { createSender, type Sender } from "./delivery/sender.js";
-import { routedSender } from "./delivery/transport.js";
+import { createListenerTransport, type ListenerTransport } from "./delivery/transports/listener.js";
 import { createHousekeeper, type Housekeeper } from "./housekeeping/housekeeper.js";
 import { createLogger, type Logger } from "./lib/logger.js";
-import { retention } from "./lib/retention.js";
+import { retention } from "./domain/retention.js";
 import { createTeardown } from "./lib/teardown.js";
 import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
 import { createMetrics, type Metrics } from "./metrics/registry.js";
@@ -20,7 +21,6 @@ import { createSecretBox, loadEncryptionKey, type SecretBox } from "./lib/secret
 import { createAddressPolicy, type AddressPolicy } from "./net/ip-policy.js";
 import { createDnsResolver, staticResolver, type Resolver } from "./net/resolver.js";
 import { createServices, type Services } from "./services/index.js";
-import { ENDPOINT_LIMIT } from "./services/webhook-endpoints.service.js";
 
 /** Replaceable pieces, for tests and local development (never needed in production). */
 export interface DepsOverrides {
@@ -35,8 +35,11 @@ export interface DepsOverrides {
    * restore a PGlite snapshot this way). The caller keeps ownership: close() leaves it open.
    */
   database?: Database;
-  /** The engine's time (tests pass an adjustable clock to skip waits); the system clock otherwise. */
-  clock?: Clock;
+  /**
+   * The one clock, given the database's (tests wrap it in one they can move forward to skip
+   * waits); the database's clock otherwise (clock/database-clock.ts).
+   */
+  clock?: (database: Clock) => Clock;
 }
 
 export interface Deps {
@@ -48,16 +51,23 @@ export interface Deps {
   addressPolicy: AddressPolicy;
   extraCa: string | Buffer | undefined;
   signal: QueueSignal;
+  /** Endpoints updated, deleted or rotated, told to every process (the engine drops what it cached of them). */
+  endpointChanges: EndpointChanges;
   services: Services;
   /** The only way out to receivers: resolve-then-pin, address policy, TLS, timeouts, caps. */
   sender: Sender;
   clock: Clock;
-  /** The delivery engine when `config.dispatcher` is on (started by the process role, not here). */
-  dispatcher: Dispatcher | null;
+  /**
+   * The delivery engine (started by the process role, not here): for every endpoint when
+   * `config.dispatcher` is on (scope "all"); otherwise only for the webhook listeners whose
+   * streams this process holds (scope "listeners": an API process without a dispatcher still
+   * sends down its streams, and asks the database nothing while it holds none).
+   */
+  dispatcher: Dispatcher;
   /** Partitions, retention and expired keys (started by the process role, serve and worker alike). */
   housekeeper: Housekeeper;
   /** The webhook listener streams of this process (started by the API role, which holds them). */
-  listeners: ListenerHub;
+  listeners: ListenerTransport;
   /** This process's metrics and their listener, unless `config.metricsPort` is null. */
   metrics: (Metrics & { listener: MetricsListener }) | null;
   /**
@@ -105,10 +115,18 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     if (owned && (embedded || o.migrate)) await migrate(db);
     const replica = config.databaseReadUrl && db.kind === "postgres" ? listReplica(config.databaseReadUrl, db, logger) : undefined;
     if (replica) opened.add(() => replica.close());
-    const clock = o.clock ?? systemClock;
+    const dbClock = await databaseClock(db, {
+      onSyncError: (err) => logger.warn({ err: String(err) }, "reading the database's clock failed; the clock keeps counting from the last reading"),
+    });
+    opened.add(() => dbClock.close());
+    // Judging time by this host's clock would let hosts disagree on leases and retention: say so.
+    if (Math.abs(dbClock.hostSkewMs()) > 1_000) logger.warn({ host_clock_skew_ms: Math.round(dbClock.hostSkewMs()) }, "this host's clock differs from the database's; the service judges time by the database's");
+    const clock = o.clock ? o.clock(dbClock) : dbClock;
     const kept = retention(config.retentionDays);
     const signal = await createQueueSignal(db, (err) => logger.warn({ err: String(err) }, "delivery notify failed"));
     opened.add(() => signal.close());
+    const endpointChanges = await createEndpointChanges(db, (err) => logger.warn({ err: String(err) }, "endpoint change notify failed"));
+    opened.add(() => endpointChanges.close());
     const secretBox = createSecretBox(key);
     // One resolver for the API's URL checks and the engine's connections: one deadline, one hosts file.
     const resolver = o.resolver ?? withStaticHosts(config.staticHosts, createDnsResolver({ timeoutMs: config.dnsTimeoutMs }));
@@ -132,14 +150,14 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       : null;
     if (engineDb) opened.add(() => engineDb.close());
     const metricsPort = config.metricsPort;
-    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, logger });
+    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, hostClockSkewMs: () => dbClock.hostSkewMs(), logger });
     const listener = metrics && metricsPort !== null
       ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger })
       : null;
     if (listener) opened.add(() => listener.close());
-    const listeners = createListenerHub({
-      db, logger, sender, secretBox, signal, config: d, clock, observe: metrics?.delivery,
-      graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, limit: ENDPOINT_LIMIT,
+    const listeners = createListenerTransport({
+      db, logger, clock, signal, config: d, observe: metrics?.listeners,
+      graceMs: config.listenerGraceMs, leaseMs: config.listenerLeaseMs, keepAliveMs: config.listenerKeepAliveMs,
     });
     const services = createServices({
       db,
@@ -148,17 +166,17 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       urlCheck: { resolver, addressPolicy },
       rotationGraceMs: config.delivery.rotationGraceMs,
       onQueued: () => signal.notify(),
+      onEndpointChanged: (id) => endpointChanges.publish(id),
       listenerStreams: listeners,
       now: () => clock.now(),
       retention: kept,
     });
-    const dispatcher = config.dispatcher
-      ? createDispatcher({ db: engineDb ?? db, logger, sender: routedSender(sender, listeners), secretBox, signal, config: d, clock, observe: metrics?.delivery })
-      : null;
-    if (dispatcher) {
-      metrics?.engine.watch(dispatcher);
-      opened.add(() => dispatcher.stop());
-    }
+    const dispatcher = createDispatcher({
+      db: engineDb ?? db, logger, sender, listeners, scope: config.dispatcher ? "all" : "listeners",
+      secretBox, signal, endpointChanges, config: d, clock, observe: metrics?.delivery,
+    });
+    metrics?.engine.watch(dispatcher);
+    opened.add(() => dispatcher.stop());
     // before the dispatcher: in-flight attempts on a listener's stream end with the stream
     opened.add(() => listeners.stop());
     const housekeeper = createHousekeeper({
@@ -176,6 +194,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       addressPolicy,
       extraCa,
       signal,
+      endpointChanges,
       services,
       sender,
       clock,

@@ -23,4 +23,4 @@ export function createToken(db: Database, { orgId, scopes, name }: { orgId: stri
 
 // Housekeeping (partitions, retention, expired keys): the retention bench drives it on a simulated clock.
 export { createHousekeeper, type HousekeepingSummary } from "./housekeeping/housekeeper.js";
-export { retention, dayStart, DAY_MS } from "./lib/retention.js";
+export { retention, dayStart, DAY_MS } from "./domain/retention.js";

@@ -18,7 +18,7 @@ export interface RunningServer {
   deps: Deps;
   db: Deps["db"];
   services: Deps["services"];
-  /** The in-process delivery engine; null with `dispatcher: false`. */
+  /** The in-process delivery engine: for every endpoint, or with `dispatcher: false` only for the listener streams held here. */
   dispatcher: Deps["dispatcher"];
   close(): Promise<void>;
 }
@@ -71,7 +71,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     await listen(server, config.port, config.host);
     const port = boundPort(server.address());
     const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host;
-    deps.dispatcher?.start();
+    deps.dispatcher.start();
     await deps.listeners.start();
     return running(server, deps, `http://${host.includes(":") ? `[${host}]` : host}:${port}`, port);
   } catch (err) {
@@ -116,7 +116,7 @@ function running(server: Server, deps: Deps, url: string, port: number): Running
         const grace = setInterval(() => server.closeIdleConnections(), 250);
         const force = setTimeout(() => server.closeAllConnections(), 10_000);
         // Streams never end by themselves: the listeners end theirs first, so the server can close.
-        await Promise.all([closed, deps.listeners.stop(), deps.dispatcher?.stop()]).finally(() => {
+        await Promise.all([closed, deps.listeners.stop(), deps.dispatcher.stop()]).finally(() => {
           clearInterval(grace);
           clearTimeout(force);
         });

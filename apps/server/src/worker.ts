@@ -10,7 +10,7 @@ export type StartWorkerOptions = Omit<StartServerOptions, "dispatcher" | "port" 
 
 export interface RunningWorker {
   deps: Deps;
-  dispatcher: NonNullable<Deps["dispatcher"]>;
+  dispatcher: Deps["dispatcher"];
   /** Stops claiming, lets in-flight attempts finish and record, then closes the database. */
   close(): Promise<void>;
 }
@@ -20,7 +20,7 @@ export async function startWorker(opts: StartWorkerOptions = {}): Promise<Runnin
   const heapFlags = applyHeapSettings(config.heap);
   const deps = await createDeps(config, overrides);
   if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
-  const dispatcher = deps.dispatcher!;
+  const { dispatcher } = deps;
   try {
     // Partitions for today and the days ahead exist before the first delivery is recorded.
     await deps.housekeeper.start();

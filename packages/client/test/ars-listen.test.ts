@@ -5,14 +5,15 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../src/webhooks/index.js";
 import { useTestServer, type TestOrg } from "./harness.js";
 
 const BIN = fileURLToPath(new URL("../dist/bin/ars-listen.js", import.meta.url));
-const server = useTestServer({ dispatcher: true, delivery: { pollIntervalMs: 50, jitter: 0, scheduleMs: [0, 60_000] } });
+// Keep-alives every 300 ms, so a silent stream is noticed in a second, not in 30.
+const server = useTestServer({ dispatcher: true, delivery: { pollIntervalMs: 50, jitter: 0, scheduleMs: [0, 60_000] }, listenerKeepAliveMs: 300 });
 
 interface Received {
   headers: IncomingMessage["headers"];
@@ -43,9 +44,53 @@ async function startReceiver(secret: () => string, status = 200) {
   return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/hooks`, received, close: () => new Promise<void>((r) => http.close(() => r())) };
 }
 
+/**
+ * A TCP proxy in front of the server that can go silent: `freeze()` stops passing anything the
+ * server sends on the connections that carry a listener's stream, and keeps them open on the
+ * server's side even once the client gives up on them, as a dead NAT entry or a suspended laptop
+ * would: the server never sees them close. Connections opened later pass as before.
+ */
+async function startFreezableProxy(target: string) {
+  const { hostname, port } = new URL(target);
+  const streams = new Set<{ client: Socket; upstream: Socket }>();
+  const frozen = new Set<Socket>();
+  const all = new Set<Socket>();
+  const proxy = createNetServer((client) => {
+    const upstream = connect(Number(port), hostname);
+    const pair = { client, upstream };
+    all.add(client).add(upstream);
+    client.once("data", (first: Buffer) => {
+      if (first.toString("latin1").startsWith("GET /v2/webhook_listeners/")) streams.add(pair);
+    });
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      if (!frozen.has(upstream)) upstream.destroy();
+      streams.delete(pair);
+    };
+    client.on("error", end).on("close", end);
+    upstream.on("error", end).on("close", end);
+  });
+  proxy.listen(0, "127.0.0.1");
+  await once(proxy, "listening");
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    freeze() {
+      for (const { client, upstream } of streams) {
+        frozen.add(upstream);
+        upstream.unpipe(client);
+        client.unpipe(upstream);
+        upstream.pause();
+      }
+    },
+    close: () => new Promise<void>((r) => (proxy.close(() => r()), [...all].forEach((s) => s.destroy()))),
+  };
+}
+
 /** The command with its output split into lines as they come. */
-function run(args: string[], token: string) {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, "--api-url", server().url, ...args], { env: { ...process.env, ARS_TOKEN: token } });
+function run(args: string[], token: string, apiUrl = server().url) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, "--api-url", apiUrl, ...args], { env: { ...process.env, ARS_TOKEN: token } });
   const lines: string[] = [];
   const errors: string[] = [];
   let waiters: Array<() => void> = [];
@@ -141,6 +186,47 @@ describe("ars-listen", () => {
     expect(code).toBe(0);
     // stopped cleanly: the listener is gone, so it no longer counts or queues
     await expect(org.client.getWebhookEndpoint(listenerId)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("when the stream goes silent without closing, then it says so, reconnects, says that too, and forwards again", async () => {
+    const org = await server().newOrg();
+    const set = await org.ingestQuestionSet({ set_name: "Silent", set_code: "SLN" });
+    let secret = "";
+    const receiver = await startReceiver(() => secret);
+    const proxy = await startFreezableProxy(server().url);
+    try {
+      const cli = run(["--forward-to", receiver.url, "--idle-timeout", "2"], org.token, proxy.url);
+      running.push(cli);
+      secret = /(whsec_\S+)/.exec(await cli.line(/^Ready!/))![1]!;
+      await cli.line(/ {2}connected: forwarding/, "stderr");
+      proxy.freeze();
+      expect(await cli.line(/stream lost \(nothing from the server for 2 s, not even a keep-alive/, "stderr")).toContain("reconnecting in");
+      await cli.line(/ {2}reconnected: forwarding/, "stderr");
+      const id = await publish(org, set.id);
+      await cli.line(new RegExp(`audit\\.completed  ${id}  200`));
+      expect(receiver.received.map((r) => [r.headers["webhook-id"], r.verified])).toEqual([[id, true]]);
+    } finally {
+      await proxy.close();
+      await receiver.close();
+    }
+  });
+
+  it("when the server ends the stream (its token revoked), then it prints the server's reason and exits non-zero, as it cannot reconnect", async () => {
+    const org = await server().newOrg();
+    const receiver = await startReceiver(() => "");
+    try {
+      const writer = org.token;
+      const cli = run(["--forward-to", receiver.url], writer);
+      running.push(cli);
+      await cli.line(/ {2}connected: forwarding/, "stderr");
+      await server().revokeToken(writer);
+      expect(await cli.line(/stream lost \(the server ended the stream: the token that opened this stream was revoked\)/, "stderr", 15_000)).toBeTruthy();
+      const [code] = await cli.exited;
+      expect(code).toBe(1);
+      expect(cli.errors.join("\n")).toContain("the server refused the stream (401)");
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("when the token is missing or an option is wrong, then it says so on stderr and exits non-zero", async () => {

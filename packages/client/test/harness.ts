@@ -48,6 +48,8 @@ export interface TestServer {
   url: string;
   /** A new org (own data, no interference between tests) with tokens and the client under test. */
   newOrg(): Promise<TestOrg>;
+  /** Revokes a token, as `ars tokens revoke` does. */
+  revokeToken(token: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -93,6 +95,10 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
         ingestCodingEvaluation: (body = {}) => ingest("/v2/internal/coding_evaluations", body),
         publishEvent: (body) => ingest("/v2/internal/events", body),
       };
+    },
+    async revokeToken(token) {
+      const auth = await server.services.tokens.verify(token);
+      if (!auth || !(await server.services.tokens.revoke(auth.tokenId))) throw new Error("no such active token");
     },
     async close() {
       await server.close();

@@ -8,7 +8,7 @@ import { PrismaClient } from "../generated/prisma/client.js";
 import { createPgListener } from "./notify.js";
 import { createReadRetry, withReadRetry } from "./read-retry.js";
 import { sharedParsers } from "./sql-types.js";
-import { assertChannelName, type Database, type Row, type Session, type SqlExecutor } from "./types.js";
+import { assertChannelName, type Database, type QueryOptions, type Row, type Session, type SqlExecutor } from "./types.js";
 
 const DEFAULT_POOL_SIZE = 10;
 
@@ -18,9 +18,10 @@ export const rawQueryTypes: pg.CustomTypesConfig = {
 
 function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
   return {
-    async query<T = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
-      // the caller names the row shape its SQL selects, as with pg's own query<R>
-      const result = await client.query<T & pg.QueryResultRow>({ text: sql, values: params, types: rawQueryTypes });
+    async query<T = Row>(sql: string, params: unknown[] = [], options?: QueryOptions): Promise<T[]> {
+      // the caller names the row shape its SQL selects, as with pg's own query<R>; a name makes
+      // pg prepare it on each connection once (per-connection statement cache)
+      const result = await client.query<T & pg.QueryResultRow>({ text: sql, values: params, types: rawQueryTypes, ...(options?.name && { name: options.name }) });
       return result.rows;
     },
     async exec(sql: string): Promise<void> {
@@ -85,8 +86,8 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
   const direct = executor(pool);
   const fresh = executor(freshPool);
   const raw: SqlExecutor = {
-    query<T = Row>(sql: string, params?: unknown[]): Promise<T[]> {
-      return retry.run(sql, (again) => (again ? fresh : direct).query<T>(sql, params));
+    query<T = Row>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]> {
+      return retry.run(sql, (again) => (again ? fresh : direct).query<T>(sql, params, options));
     },
     exec: direct.exec,
   };

@@ -2,6 +2,17 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 
 export type Row = Record<string, unknown>;
 
+export interface QueryOptions {
+  /**
+   * Prepare the statement once per connection under this name and run it from then on: it is
+   * parsed and planned once, and its plan kept (after a few runs PostgreSQL may settle on a
+   * generic plan, which still prunes partitions by the parameters when it runs). For the
+   * statements run again and again with the same text (the engine's claim, record, renewal).
+   * One name, one text.
+   */
+  name?: string;
+}
+
 /** Raw SQL, for what Prisma cannot express (FOR UPDATE SKIP LOCKED, advisory locks, EXPLAIN, ...). */
 export interface SqlExecutor {
   /**
@@ -10,7 +21,7 @@ export interface SqlExecutor {
    * int8 → number (bigint beyond 2^53), date → Date at UTC midnight, bytea → Buffer,
    * json/jsonb → parsed, arrays → JS arrays, numeric → string.
    */
-  query<T = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+  query<T = Row>(sql: string, params?: unknown[], options?: QueryOptions): Promise<T[]>;
   /** A script of one or more statements without parameters (simple query protocol). */
   exec(sql: string): Promise<void>;
 }

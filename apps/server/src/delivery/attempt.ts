@@ -2,7 +2,7 @@
 // failure is the attempt's outcome, `auth_error`), then the prepared request; a 401 from an
 // OAuth2 receiver invalidates the token and the request is sent once more with a fresh one.
 import type { QueueEndpoint, QueueEvent } from "../repos/deliveries-queue.repo.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "../clock/clock.js";
 import type { AttemptResult } from "./outcome.js";
 import { prepare, type SigningKeys } from "./prepare.js";
 import type { ReceiverAuth } from "./receiver-auth.js";

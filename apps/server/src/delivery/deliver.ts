@@ -1,21 +1,23 @@
-// One claimed row, once it has a slot: its endpoint as it is now → prepare + attempt (attempt.ts)
-// → decide (outcome.ts) → record (recorder.ts). The dispatcher decides when this runs; what one
-// delivery goes through is here.
+// One claimed row, once it has a slot: its endpoint as it is now → prepare + attempt through its
+// transport (attempt.ts) → decide (outcome.ts) → record (recorder.ts). The dispatcher decides
+// when this runs; what one delivery goes through is here.
+import { LRUCache } from "lru-cache";
 import type { DeliveryConfig } from "../config.js";
 import { newId, uuidv7Millis } from "../lib/ids.js";
+import { listenerIdOf } from "../lib/listener-url.js";
 import type { Logger } from "../lib/logger.js";
 import { ATTEMPT_TRIGGERS, stored } from "../lib/stored-values.js";
-import { endpointUnavailable, unavailableCause } from "../domain/endpoint-unavailable.js";
-import type { ClaimedDelivery, DeliveriesQueueRepo, OutcomeRecord, QueueEndpoint, QueueEvent, RecordResult } from "../repos/deliveries-queue.repo.js";
+import { endpointUnavailable, unavailableCause } from "../domain/delivery/unavailable.js";
+import type { DeliveriesQueueRepo, LeasedDelivery, OutcomeRecord, QueueEndpoint, QueueEvent, RecordResult } from "../repos/deliveries-queue.repo.js";
 import type { Attempt } from "./attempt.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "../clock/clock.js";
 import type { Keyring } from "./keyring.js";
 import type { DeliveryObserver } from "./observer.js";
 import { decideOutcome } from "./outcome.js";
 import type { Recorder } from "./recorder.js";
 
 export interface Job {
-  d: ClaimedDelivery;
+  d: LeasedDelivery;
   /** the lease the outcome is recorded under: read when recording, as the row may be claimed again by its own dispatcher meanwhile */
   leaseToken: string;
   ev: QueueEvent | undefined;
@@ -47,6 +49,8 @@ export interface DeliverDeps {
 }
 
 export interface Deliverer {
+  /** Forgets what is known of an endpoint (it was updated, deleted or rotated): rows sent from now on read it again. */
+  forget(endpointId: string): void;
   /** Numbers a read of endpoint rows that starts now (a claim's). */
   startRead(): number;
   /** What a claim read (under `mark`) for the endpoints of its rows. */
@@ -59,8 +63,15 @@ export interface Deliverer {
 /** Errors that mean the receiver could not be reached at all (as opposed to answering badly or slowly). */
 const UNREACHABLE = new Set(["connection_error", "dns_error", "tls_error", "destination_blocked"]);
 
+/**
+ * Endpoint rows kept at once. Only endpoints with rows held need one (the dispatcher holds at
+ * most `concurrency + batchSize` rows), so this bound is never what a busy engine hits: it keeps
+ * a process whose endpoints come and go (listeners) from growing.
+ */
+export const MAX_ENDPOINT_ROWS = 4_096;
+
 export function createDeliverer({ queue, attempt, keyring, recorder, clock, random, config, log, hooks, observe }: DeliverDeps): Deliverer {
-  const endpointRows = new Map<string, { row: Promise<QueueEndpoint | undefined>; mark: number }>();
+  const endpointRows = new LRUCache<string, { row: Promise<QueueEndpoint | undefined>; mark: number }>({ max: MAX_ENDPOINT_ROWS });
   let reads = 0; // numbers the endpoint reads, in the order they start
   // Re-reads are batched: rows whose slot frees while a re-read is on the wire join the next one,
   // which starts when that one is over. Each row still reads its endpoint after its slot freed,
@@ -105,7 +116,7 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
     return reread(id);
   }
 
-  async function record(o: OutcomeRecord, d: ClaimedDelivery): Promise<void> {
+  async function record(o: OutcomeRecord, d: LeasedDelivery): Promise<void> {
     const result = await recorder.record(o);
     const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempt: o.update.attempt_count, status: o.update.status };
     observe.outcome(result.recorded ? o.update.status : "lease_lost", o.update.last_error_code);
@@ -119,6 +130,7 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
   }
 
   return {
+    forget: (endpointId) => void endpointRows.delete(endpointId),
     startRead: () => ++reads,
     nextRead: () => reads + 1,
     claimed(endpoints, endpointIds, mark) {
@@ -129,7 +141,7 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
 
     async deliver(job) {
       const { d, ev, since } = job;
-      const base = () => ({ deliveryId: d.id, endpointId: d.endpoint_id, leaseToken: job.leaseToken });
+      const base = () => ({ deliveryId: d.id, createdAt: d.created_at, endpointId: d.endpoint_id, leaseToken: job.leaseToken });
       let report;
       let ep: QueueEndpoint | undefined;
       try {
@@ -139,13 +151,14 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
           if (!ev) throw new Error(`event ${d.event_id} of delivery ${d.id} is missing`);
           report = await attempt(ep, ev, keyring.keysFor(ep));
           // before the slot is given back: the claim that slot starts must already skip it
-          if (report.error && UNREACHABLE.has(report.error.code)) hooks.unreachable(ep.id, clock.now());
+          // (a listener's stream that ended gives its waiting rows back itself: transports/listener.ts)
+          if (report.error && UNREACHABLE.has(report.error.code) && listenerIdOf(ep.url) === null) hooks.unreachable(ep.id, clock.now());
         }
       } finally {
         hooks.attemptOver(d.id, d.endpoint_id);
       }
       if (!ep || !report) {
-        const update = endpointUnavailable(ep ? unavailableCause(ep) : "deleted", d.attempt_count, d.last_response_status);
+        const update = endpointUnavailable(ep ? unavailableCause(ep) : "deleted", { attemptCount: d.attempt_count, lastStatus: d.last_response_status, isTest: d.is_test });
         return record({ ...base(), update, effect: null, attempt: null, at: clock.now() }, d);
       }
       const trigger = stored(ATTEMPT_TRIGGERS, d.next_trigger);
@@ -153,7 +166,7 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
       // the delivery's id carries its creation time, the moment its event was stored
       if (d.attempt_count === 0 && trigger === "scheduled") observe.firstAttempt(report.startedAt.getTime() - uuidv7Millis(d.id));
       const at = clock.now();
-      const outcome = decideOutcome({ attemptCount: d.attempt_count, result: report, now: at, random, config, oneShot: trigger === "manual" });
+      const outcome = decideOutcome({ attemptCount: d.attempt_count, isTest: d.is_test, result: report, now: at, random, config, oneShot: trigger === "manual" });
       log.info({ ...base(), event_id: d.event_id, attempt: outcome.delivery.attempt_count, response_status: report.status, error_code: report.error?.code ?? null, outcome: outcome.delivery.status, duration_ms: report.durationMs }, "delivery attempt");
       const attemptRow = { id: newId(), trigger, url: ep.url, started_at: report.startedAt, duration_ms: report.durationMs, response_body: report.responseBody };
       await record({ ...base(), update: outcome.delivery, effect: outcome.endpoint, attempt: attemptRow, at }, d);

@@ -1,28 +1,42 @@
-// The delivery engine's scheduler. It only decides when each step runs and how many at once:
-// claim (repos/deliveries-queue.repo.ts) → prepare (prepare.ts) → attempt (attempt.ts) →
-// decide (outcome.ts) → record (recorder.ts). Any number of dispatchers, in any number of
-// processes, can share one database: rows are leased with FOR UPDATE SKIP LOCKED, the leases of
-// the rows a dispatcher holds (waiting or attempted) are renewed while it holds them
-// (lease-keeper.ts), outcomes are recorded only under the lease that claimed them, and a crashed
-// dispatcher's rows come back when its leases run out (at-least-once; receivers dedupe on
-// `webhook-id`). How many rows wait, are sent and are recorded at once is slots.ts's to count.
+// The delivery engine, and its only claim loop. It decides when each step runs and how many at
+// once: claim (repos/deliveries-queue.repo.ts) → hold (slots.ts, lease-keeper.ts) → prepare
+// (prepare.ts) → send through the endpoint's transport (transports/: HTTPS, or a webhook
+// listener's stream) → decide (outcome.ts) → record (recorder.ts). Every delivery, whatever its
+// destination, goes through here. Any number of dispatchers, in any number of processes, can
+// share one database: rows are leased with FOR UPDATE SKIP LOCKED, the leases of the rows a
+// dispatcher holds (waiting or attempted) are renewed while it holds them (lease-keeper.ts),
+// outcomes are recorded only under the lease that claimed them, and a crashed dispatcher's rows
+// come back when its leases run out (at-least-once; receivers dedupe on `webhook-id`). How many
+// rows wait, are sent and are recorded at once is slots.ts's to count.
+//
+// A webhook listener's rows are claimed only by the process holding its stream (the claim's
+// scope). An API process that runs no dispatcher for everyone (ARS_DISPATCHER=false) still runs
+// this one with the scope "listeners": it claims nothing unless it holds a stream.
 //
 // Work arrives by wake-up (the queue signal: in-process at once, LISTEN/NOTIFY from other
 // processes), by a timer set for the earliest retry this dispatcher scheduled, and by a poll
 // that catches whatever the other two miss.
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { deliveriesQueueRepo, type OutcomeRecord, type RecordResult } from "../repos/deliveries-queue.repo.js";
+import type { DeliveryConfig } from "../config.js";
+import type { Database } from "../db/client.js";
+import { every, type Clock, type TimerHandle } from "../clock/clock.js";
+import type { Logger } from "../lib/logger.js";
+import type { SecretBox } from "../lib/secret-box.js";
+import { deliveriesQueueRepo, type ClaimScope, type OutcomeRecord, type RecordResult } from "../repos/deliveries-queue.repo.js";
 import { createAttempt } from "./attempt.js";
-import { every, systemClock, type TimerHandle } from "./clock.js";
 import { createDeliverer, type Job } from "./deliver.js";
+import type { EndpointChanges } from "./endpoint-changes.js";
 import { createKeyring } from "./keyring.js";
 import { createLeaseKeeper, type LeasedRow } from "./lease-keeper.js";
-import type { EngineOptions } from "./engine-options.js";
-import { noObserver } from "./observer.js";
+import { noObserver, type DeliveryObserver } from "./observer.js";
+import type { QueueSignal } from "./queue-signal.js";
 import { createReceiverAuth } from "./receiver-auth.js";
 import { createRecorder } from "./recorder.js";
+import type { Sender } from "./sender.js";
 import { createSlots, type SlotRow, type SlotStats } from "./slots.js";
+import type { ListenerTransport } from "./transports/listener.js";
+import { routedSender } from "./transports/route.js";
 
 /** Rows an endpoint may have claimed, in multiples of its concurrency (sending and waiting together). */
 const AHEAD = 3;
@@ -36,21 +50,40 @@ const UNRECORDED_BATCHES = 2;
  */
 const MIN_SAFE_LEASE_MS = 10_000;
 
-export interface DispatcherOptions extends EngineOptions {
+export interface DispatcherOptions {
+  db: Database;
+  logger: Logger;
+  /** the HTTPS transport: the only way out to the network */
+  sender: Sender;
+  /** the webhook-listener transport: the streams this process holds */
+  listeners: Pick<ListenerTransport, "send" | "heldStreams" | "onDisconnect">;
+  /** "all" claims every endpoint's rows; "listeners" only those of the streams this process holds */
+  scope: ClaimScope["kind"];
+  secretBox: SecretBox;
+  signal: QueueSignal;
+  /** endpoints updated, deleted or rotated: what is cached of them is dropped */
+  endpointChanges: Pick<EndpointChanges, "subscribe">;
+  config: DeliveryConfig;
+  clock: Clock;
+  random?: () => number;
+  /** Told what the engine does (the metrics); nobody by default. */
+  observe?: DeliveryObserver;
   /** Prefix of this dispatcher's lease tokens (default: host, pid and a random suffix). */
   id?: string;
 }
 
 export interface Dispatcher {
   readonly id: string;
+  /** "all": every endpoint's deliveries; "listeners": only those of the streams this process holds */
+  readonly scope: ClaimScope["kind"];
   start(): void;
   /** Stops claiming, lets in-flight attempts finish and record, gives back claimed rows not yet started. */
   stop(): Promise<void>;
-  /** Claims what is due now; resolves with the number of rows claimed. */
-  claimNow(): Promise<number>;
-  /** Resolves once no claim, attempt or record of this dispatcher is under way. */
-  idle(): Promise<void>;
-  /** What this dispatcher holds now, and the most it may hold (`maxHeld`, however slow recording is). */
+  /**
+   * What this dispatcher holds now (`held` counts claims on the wire too: 0 means nothing is
+   * claimed, sent or being recorded), and the most it may hold (`maxHeld`, however slow
+   * recording is).
+   */
   stats(): SlotStats & { maxHeld: number };
 }
 
@@ -60,10 +93,11 @@ interface HeldRow extends SlotRow, LeasedRow {
 }
 
 export function createDispatcher({
-  db, logger, sender, secretBox, signal, config, clock = systemClock, random = Math.random,
+  db, logger, sender: https, listeners, scope, secretBox, signal, endpointChanges, config, clock, random = Math.random,
   id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, observe = noObserver,
 }: DispatcherOptions): Dispatcher {
   const queue = deliveriesQueueRepo(db);
+  const sender = routedSender(https, listeners);
   const receiverAuth = createReceiverAuth({ sender, secretBox, now: () => clock.now().getTime(), maxTokenResponseBytes: config.maxResponseBytes });
   const attempt = createAttempt({ sender, receiverAuth, clock });
   const keyring = createKeyring(secretBox);
@@ -73,7 +107,6 @@ export function createDispatcher({
     clock, maxBatch: config.recordBatchSize, maxDelayMs: config.recordDelayMs,
   });
   const log = logger.child({ component: "dispatcher", dispatcher: id });
-  const aheadMs = () => clock.aheadMs?.() ?? 0;
 
   // Up to `MAX_CLAIMS` claims are in flight at once: the next starts while the last is still on
   // the wire once a low-water mark of free rows is reached, so sending never waits on one claim.
@@ -92,13 +125,8 @@ export function createDispatcher({
   let poll: TimerHandle | null = null;
   let unsubscribe: (() => void) | null = null;
   let stopping: Promise<void> | null = null;
+  let unwatch: (() => void) | null = null;
   const wakeTimers = new Set<TimerHandle>();
-  const idleWaiters: (() => void)[] = [];
-
-  const settled = () => {
-    if (claims.size || slots.size || releases.size) return;
-    for (const resolve of idleWaiters.splice(0)) resolve();
-  };
 
   const keeper = createLeaseKeeper<HeldRow>({
     queue, clock, leaseMs: config.leaseMs, log,
@@ -143,11 +171,11 @@ export function createDispatcher({
 
   /** Releases claimed rows that will not be started (they are no longer held). */
   function giveBack(rows: readonly HeldRow[]): Promise<void> {
-    const byLease = new Map<string, string[]>();
-    for (const r of rows) byLease.set(r.leaseToken, [...(byLease.get(r.leaseToken) ?? []), r.id]);
-    const done = Promise.all([...byLease].map(([leaseToken, ids]) => queue.release(ids, leaseToken).catch(() => undefined))).then(() => undefined);
+    const byLease = new Map<string, HeldRow[]>();
+    for (const r of rows) byLease.set(r.leaseToken, [...(byLease.get(r.leaseToken) ?? []), r]);
+    const done = Promise.all([...byLease].map(([leaseToken, held]) => queue.release(held, leaseToken).catch(() => undefined))).then(() => undefined);
     releases.add(done);
-    return done.finally(() => (releases.delete(done), settled()));
+    return done.finally(() => releases.delete(done));
   }
 
   /** Endpoints not to claim now: resting after they could not be reached. */
@@ -156,6 +184,13 @@ export function createDispatcher({
     for (const [ep, until] of resting) if (until <= now) resting.delete(ep);
     return [...resting.keys()];
   }
+
+  // A listener's stream ended: the rows waiting to go down it go back untried (a stream that
+  // connects again, here or in another process, claims them then).
+  listeners.onDisconnect((listenerId) => {
+    const rows = slots.takeWaitingOf(listenerId);
+    if (rows.length) void giveBack(rows);
+  });
 
   const deliverer = createDeliverer({
     queue, attempt, keyring, recorder, clock, random, config, log, observe,
@@ -197,7 +232,6 @@ export function createDispatcher({
           runs.delete(run);
           // claims held back by the recording backlog may go again
           if (heldBack) void tick();
-          settled();
         });
       runs.add(run);
     }
@@ -215,7 +249,7 @@ export function createDispatcher({
     mine.leaseUntil = again.leaseUntil;
   }
 
-  async function claimOnce(limit: number): Promise<number> {
+  async function claimOnce(limit: number, claimScope: ClaimScope): Promise<number> {
     const leaseToken = `${id}:${++seq}`;
     const mark = deliverer.startRead(); // the claim reads the endpoints too
     const { room, release } = slots.reserve(limit);
@@ -223,7 +257,7 @@ export function createDispatcher({
     let claim;
     try {
       claim = await queue.claim({
-        leaseToken, limit, leaseMs: config.leaseMs, aheadMs: aheadMs(), perEndpoint: perClaim,
+        leaseToken, limit, leaseMs: config.leaseMs, now: new Date(sentAt), scope: claimScope, perEndpoint: perClaim,
         // the claim counts held rows against `perClaim`: an endpoint with room r counts as holding perClaim - r
         busyEndpoints: new Map([...room].map(([ep, n]) => [ep, perClaim - n])),
         skipEndpoints: [...restingNow(), ...[...room].filter(([, n]) => n === 0).map(([ep]) => ep)],
@@ -264,8 +298,8 @@ export function createDispatcher({
     return rows.length;
   }
 
-  function startClaim(limit: number): Promise<number> {
-    const run = claimOnce(limit).then(
+  function startClaim(limit: number, claimScope: ClaimScope): Promise<number> {
+    const run = claimOnce(limit, claimScope).then(
       (n) => {
         // A full batch: more may be due right now. A wake-up that found the claims on the wire
         // may name rows committed after they read: look again.
@@ -281,7 +315,7 @@ export function createDispatcher({
       },
     );
     claims.add(run);
-    void run.finally(() => (claims.delete(run), settled()));
+    void run.finally(() => claims.delete(run));
     return run;
   }
 
@@ -291,17 +325,21 @@ export function createDispatcher({
    */
   function tick(): Promise<number> {
     if (!running) return Promise.resolve(0);
+    const claimScope: ClaimScope = { kind: scope, streams: listeners.heldStreams() };
+    // a process holding no stream and claiming for nobody else asks the database nothing
+    if (scope === "listeners" && !claimScope.streams.length) return Promise.resolve(0);
     const free = slots.freeRows();
     // Nothing claimed and waiting: claim at once, for latency. Otherwise the rows waiting cover a
     // claim's round trip: claim (a second one if one is on the wire) once half a batch is free.
     const quiet = claims.size === 0 && slots.stats().waiting === 0;
-    if (claims.size < MAX_CLAIMS && free > 0 && (quiet || free >= config.batchSize / 2)) return startClaim(free);
+    if (claims.size < MAX_CLAIMS && free > 0 && (quiet || free >= config.batchSize / 2)) return startClaim(free, claimScope);
     if (claims.size) wokenMeanwhile = true;
     return Promise.all([...claims]).then((ns) => ns.reduce((a, b) => a + b, 0));
   }
 
   return {
     id,
+    scope,
     start() {
       if (running || stopping) return;
       running = true;
@@ -309,6 +347,11 @@ export function createDispatcher({
       // lease cannot ride out is the database pausing for half of it.
       if (config.leaseMs < MIN_SAFE_LEASE_MS) log.warn({ lease_ms: config.leaseMs, min_safe_lease_ms: MIN_SAFE_LEASE_MS }, "delivery lease is short: a database pause of half of it drops held rows");
       unsubscribe = signal.onWake(() => void tick());
+      unwatch = endpointChanges.subscribe((endpointId) => {
+        deliverer.forget(endpointId);
+        keyring.forget(endpointId);
+        receiverAuth.forget(endpointId);
+      });
       poll = every(clock, config.pollIntervalMs, () => void tick());
       keeper.start();
       void tick();
@@ -319,6 +362,7 @@ export function createDispatcher({
         poll?.cancel();
         for (const t of wakeTimers) t.cancel();
         unsubscribe?.();
+        unwatch?.();
         await Promise.allSettled([...claims]);
         // Rows claimed but not started go back to the queue now rather than when their lease ends.
         await giveBack(slots.takeWaiting());
@@ -329,11 +373,6 @@ export function createDispatcher({
         await Promise.allSettled([...releases]);
       })();
       return stopping;
-    },
-    claimNow: () => tick(),
-    idle() {
-      if (!claims.size && !slots.size && !releases.size) return Promise.resolve();
-      return new Promise((resolve) => idleWaiters.push(resolve));
     },
     stats: () => ({ ...slots.stats(), maxHeld: config.concurrency + config.batchSize + maxUnrecorded }),
   };

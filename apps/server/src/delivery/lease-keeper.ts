@@ -6,7 +6,7 @@
 // before another dispatcher could take it, never sent.
 import type { Logger } from "../lib/logger.js";
 import type { DeliveriesQueueRepo, HeldLease } from "../repos/deliveries-queue.repo.js";
-import { every, type Clock, type TimerHandle } from "./clock.js";
+import { every, type Clock, type TimerHandle } from "../clock/clock.js";
 
 export interface LeasedRow extends HeldLease {
   /** until when (engine clock, ms) the lease surely runs: its claim or last renewal was sent `leaseMs` before */
@@ -48,7 +48,7 @@ export function createLeaseKeeper<R extends LeasedRow>({ queue, clock, leaseMs, 
     const sentAt = clock.now().getTime();
     let lost: R[] = [];
     try {
-      const { owned, renewed } = await queue.renew(rows, leaseMs, clock.aheadMs?.() ?? 0);
+      const { owned, renewed } = await queue.renew(rows, leaseMs, new Date(sentAt));
       for (const r of rows) if (renewed.has(r.id)) r.leaseUntil = Math.max(r.leaseUntil, sentAt + leaseMs);
       lost = rows.filter((r) => !owned.has(r.id));
     } catch (err) {

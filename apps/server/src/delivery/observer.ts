@@ -2,8 +2,8 @@
 // bounded values only, so the engine knows nothing of how they are counted; the no-op observer
 // costs nothing when nobody watches.
 import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
-import type { DeliveryUpdate } from "../domain/delivery-outcome.js";
-import type { DisableReason } from "../domain/endpoint-health.js";
+import type { DeliveryUpdate } from "../domain/delivery/outcome.js";
+import type { DisableReason } from "../domain/delivery/endpoint-health.js";
 
 /** What became of an outcome: the status it stored, or `lease_lost` when another dispatcher had taken the row. */
 export type ObservedOutcome = DeliveryUpdate["status"] | "lease_lost";

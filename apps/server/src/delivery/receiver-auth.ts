@@ -6,6 +6,7 @@
 // receiver URL: resolved once, every address vetted, the socket pinned to the vetted address,
 // TLS verified, redirects not followed.
 import type { AuthenticationOAuth2 } from "@audit-review/api-types/internal";
+import { LRUCache } from "lru-cache";
 import type { WebhookEndpoint } from "../generated/prisma/client.js";
 import { isRecord, recordOf } from "../lib/narrow.js";
 import { parseReceiverAuthConfig } from "../lib/receiver-auth-config.js";
@@ -39,13 +40,15 @@ export interface ReceiverAuth {
    * headers that were refused: a newer token fetched meanwhile by another delivery is kept.
    */
   invalidate(endpoint: AuthEndpoint, refused: Record<string, string>): void;
+  /** Forgets every token of the endpoint (it was updated or deleted). */
+  forget(endpointId: string): void;
 }
 
 export interface ReceiverAuthOptions {
   sender: Pick<Sender, "request">;
   secretBox: SecretBox;
-  /** milliseconds since the epoch; injectable so expiry is testable without waiting */
-  now?: () => number;
+  /** milliseconds since the epoch, on the engine's clock (so expiry is testable without waiting) */
+  now: () => number;
   /** Refresh this long before `expires_in` runs out, at most... */
   refreshMarginMs?: number;
   /** ...and at most this fraction of the token's lifetime (short-lived tokens stay useful). */
@@ -70,6 +73,7 @@ const DEFAULT_REFRESH_MARGIN_MS = 30_000;
 const DEFAULT_REFRESH_FRACTION = 0.1;
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
 const DEFAULT_TOKEN_RESPONSE_BYTES = 64 * 1024;
+const MAX_TOKENS = 10_000;
 
 const authError = (message: string): AuthResult => ({ ok: false, error: { code: "auth_error", message } });
 
@@ -97,13 +101,14 @@ function parseTokenResponse(json: unknown): { token: string; expiresInMs: number
 export function createReceiverAuth({
   sender,
   secretBox,
-  now = Date.now,
+  now,
   refreshMarginMs = DEFAULT_REFRESH_MARGIN_MS,
   refreshFraction = DEFAULT_REFRESH_FRACTION,
   defaultLifetimeMs = DEFAULT_LIFETIME_MS,
   maxTokenResponseBytes = DEFAULT_TOKEN_RESPONSE_BYTES,
 }: ReceiverAuthOptions): ReceiverAuth {
-  const tokens = new Map<string, CachedToken>();
+  // Bounded: a token is kept until shortly before it expires, and at most for MAX_TOKENS endpoints at once.
+  const tokens = new LRUCache<string, CachedToken>({ max: MAX_TOKENS });
   // One fetch per key at a time: a burst of deliveries to one endpoint asks the token server once.
   const fetching = new Map<string, Promise<AuthResult>>();
 
@@ -120,7 +125,7 @@ export function createReceiverAuth({
   const keyOf = (endpoint: AuthEndpoint, c: OAuthConfig) => `${endpoint.id}\n${c.token_url}\n${c.client_id}`;
 
   function prune(at: number): void {
-    for (const [key, cached] of tokens) if (cached.refreshAt <= at) tokens.delete(key);
+    for (const [key, cached] of [...tokens.entries()]) if (cached.refreshAt <= at) tokens.delete(key);
   }
 
   async function fetchToken(key: string, c: OAuthConfig, clientSecret: string): Promise<AuthResult> {
@@ -199,6 +204,11 @@ export function createReceiverAuth({
       if (config?.type !== "oauth2_client_credentials") return;
       const key = keyOf(endpoint, config);
       if (refused.authorization === `Bearer ${tokens.get(key)?.token}`) tokens.delete(key);
+    },
+
+    forget(endpointId) {
+      const prefix = `${endpointId}\n`;
+      for (const key of [...tokens.keys()]) if (key.startsWith(prefix)) tokens.delete(key);
     },
   };
 }

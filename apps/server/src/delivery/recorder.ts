@@ -10,7 +10,7 @@
 // lease ran out, with the first send missing from the attempt history. Outcomes of one key (one
 // delivery) are written in the order they were accepted.
 import type { Logger } from "../lib/logger.js";
-import type { Clock, TimerHandle } from "./clock.js";
+import type { Clock, TimerHandle } from "../clock/clock.js";
 
 export interface RecorderOptions<T, R> {
   /**

@@ -3,6 +3,7 @@ import { isIP, type LookupFunction } from "node:net";
 import type { Readable } from "node:stream";
 import { createSecureContext, rootCertificates } from "node:tls";
 import { Agent, buildConnector } from "undici";
+import { judgeAnswer } from "../domain/delivery/answer.js";
 import { errorField, isRecord } from "../lib/narrow.js";
 import { TRANSPORT_HEADERS } from "../lib/receiver-headers.js";
 import type { AddressPolicy } from "../net/ip-policy.js";
@@ -314,7 +315,7 @@ export function createSender({
       const status = res.statusCode;
       const headers = flattenHeaders(res.headers);
       const { bytes, truncated } = await readCapped(res.body, req.maxResponseBytes);
-      const ok = status >= 200 && status < 300;
+      const { ok, error } = judgeAnswer(status);
       const body = bytes.toString("utf8");
       return done({
         ok,
@@ -324,7 +325,7 @@ export function createSender({
         truncated,
         // Webhook answers are only previewed: parsing them (mostly empty, so a throw) is wasted work.
         json: truncated || !req.parse || body === "" ? undefined : parseJson(body),
-        error: ok ? null : { code: "unexpected_status", message: `receiver answered ${status}` },
+        error,
       });
     } catch (err) {
       const cause = controller.signal.aborted ? controller.signal.reason : err;

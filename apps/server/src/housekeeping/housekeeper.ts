@@ -4,13 +4,13 @@
 // advisory lock lets exactly one of them work at a time (the others skip that turn). README,
 // "Retention and housekeeping".
 import type { Database, Session } from "../db/client.js";
-import { every, type Clock, type TimerHandle } from "../delivery/clock.js";
+import { every, type Clock, type TimerHandle } from "../clock/clock.js";
 import { errorField } from "../lib/narrow.js";
 import type { Logger } from "../lib/logger.js";
-import { DAY_MS, dayStart, type Retention } from "../lib/retention.js";
+import { DAY_MS, dayStart, retentionDrops, type Retention } from "../domain/retention.js";
 import { idempotencyKeysRepo } from "../repos/idempotency-keys.repo.js";
 import { rateLimitsRepo } from "../repos/rate-limits.repo.js";
-import { PARTITIONED_TABLES, dayPartitionName, partitionsRepo, type Partition, type PartitionsRepo } from "../repos/partitions.repo.js";
+import { PARTITIONED_TABLES, dayPartitionName, partitionsRepo, type PartitionsRepo } from "../repos/partitions.repo.js";
 
 /** The advisory lock of the housekeeping run (one bigint key space shared with Prisma's migrate lock 72707369). */
 export const HOUSEKEEPING_LOCK_KEY = 72707370;
@@ -48,6 +48,7 @@ export type HousekeepingRun = { skipped: true } | ({ skipped: false } & Housekee
 export interface HousekeeperOptions {
   db: Database;
   retention: Retention;
+  /** the one clock (clock/): kept in step with the database's, so a host whose clock jumps drops nothing inside the window */
   clock: Clock;
   logger: Logger;
   /** between runs; the first runs when the loop starts */
@@ -84,12 +85,6 @@ const noneRemoved = (): Record<HousekeptTable, number> => ({
   rate_limit_windows: 0,
 });
 
-/** Partitions of one table's day (or its history) are removed together with its deliveries' decision. */
-const rangeKey = (p: Partition) => (p.history ? "history" : p.from!.toISOString());
-
-// attempts first, then deliveries, then events: no reader ever finds a row whose parent is gone
-const DROP_ORDER: Record<Partition["table"], number> = { webhook_delivery_attempts: 0, webhook_deliveries: 1, events: 2 };
-
 async function ensurePartitions(repo: PartitionsRepo, now: Date, aheadDays: number, s: HousekeepingSummary): Promise<void> {
   const parts = await repo.list();
   const today = dayStart(now);
@@ -123,21 +118,17 @@ async function ensurePartitions(repo: PartitionsRepo, now: Date, aheadDays: numb
   }
 }
 
-async function dropExpired(repo: PartitionsRepo, firstKeptDay: Date, s: HousekeepingSummary): Promise<void> {
-  const expired = (await repo.list())
-    .filter((p) => p.until !== null && p.until <= firstKeptDay)
-    .sort((a, b) => DROP_ORDER[a.table] - DROP_ORDER[b.table]);
-  // A day (or the history) whose deliveries are not all final stays whole, events included: the
-  // engine still needs those events to send them.
-  const held = new Set<string>();
-  for (const p of expired) {
-    if (p.table === "webhook_deliveries" && (await repo.holdsQueuedDeliveries(p.name))) held.add(rangeKey(p));
+async function dropExpired(repo: PartitionsRepo, retention: Retention, now: Date, s: HousekeepingSummary): Promise<void> {
+  const parts = await repo.list();
+  const firstKept = retention.firstKeptDay(now);
+  // which expired days still hold deliveries that are not final: the keep rule needs to know
+  const live = new Set<string>();
+  for (const p of parts) {
+    if (p.table === "webhook_deliveries" && p.until !== null && p.until <= firstKept && (await repo.holdsQueuedDeliveries(p.name))) live.add(p.name);
   }
-  for (const p of expired) {
-    if (p.table !== "webhook_delivery_attempts" && held.has(rangeKey(p))) {
-      s.partitionsKept.push(p.name);
-      continue;
-    }
+  const { drop, keep } = retentionDrops(retention, now, parts, (p) => live.has(p.name));
+  s.partitionsKept.push(...keep.map((p) => p.name));
+  for (const p of drop) {
     try {
       s.removed[p.table] += await repo.drop(p);
       s.partitionsDropped.push(p.name);
@@ -170,7 +161,7 @@ export function createHousekeeper(o: HousekeeperOptions): Housekeeper {
     };
     const repo = partitionsRepo(session);
     await ensurePartitions(repo, now, aheadDays, s);
-    await dropExpired(repo, o.retention.firstKeptDay(now), s);
+    await dropExpired(repo, o.retention, now, s);
     await sweepKeys(session, now, s);
     // the counting statement deletes a token's ended windows as it goes; these are the last
     // windows of tokens no longer used

@@ -101,7 +101,7 @@ export class DeliveryInProgressError extends AppError {
   }
 }
 
-/** A retry or recovery that would revive a delivery retention removes within a day (lib/retention.ts). */
+/** A retry or recovery that would revive a delivery retention removes within a day (domain/retention.ts). */
 export class DeliveryExpiringError extends AppError {
   constructor(detail: string) {
     super(409, "DELIVERY_EXPIRING", "Delivery expiring", detail);
@@ -123,5 +123,11 @@ export class IdempotencyKeyReusedError extends AppError {
 export class ListenerInUseError extends AppError {
   constructor() {
     super(409, "LISTENER_IN_USE", "Listener in use", "Another stream of this webhook listener is connected.");
+  }
+}
+
+export class ListenerLimitReachedError extends AppError {
+  constructor(limit: number) {
+    super(409, "LISTENER_LIMIT_REACHED", "Listener limit reached", `An org can have at most ${limit} live webhook listeners; delete one (ars-listen deletes its own when it stops).`);
   }
 }

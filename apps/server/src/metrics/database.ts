@@ -5,7 +5,7 @@
 // series unknown (NaN for the queue, absent for the disabled endpoints), and counts the failure.
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Database, PoolStats } from "../db/client.js";
-import type { Clock } from "../delivery/clock.js";
+import type { Clock } from "../clock/clock.js";
 import type { Logger } from "../lib/logger.js";
 import { DISABLED_REASONS } from "../lib/stored-values.js";
 import { queueStatsRepo, type QueueStats } from "../repos/queue-stats.repo.js";

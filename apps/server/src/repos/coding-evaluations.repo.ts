@@ -84,10 +84,9 @@ export function codingEvaluationsRepo(db: Database, counts: CountCache, replica?
      * stored row (null on create) so equal findings keep their ids. `updated_at` moves only on a
      * real change.
      */
-    upsert(orgId: string, id: string, build: (stored: CodingEvaluation | null) => EvaluationFields): Promise<{ evaluation: CodingEvaluation; created: boolean }> {
+    upsert(orgId: string, id: string, build: (stored: CodingEvaluation | null) => EvaluationFields, now: Date): Promise<{ evaluation: CodingEvaluation; created: boolean }> {
       return retryOnUniqueViolation(() =>
         prisma.$transaction(async (tx) => {
-          const now = new Date();
           const { count } = await tx.codingEvaluation.createMany({
             data: [{ id, org_id: orgId, ...columns(build(null)), created_at: now, updated_at: now }],
             skipDuplicates: true,

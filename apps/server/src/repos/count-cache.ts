@@ -34,7 +34,8 @@ export const COUNT_CACHE_DEFAULTS = { slowMs: 50, freshMs: 5_000, maxAgeMs: 10_0
 
 export function createCountCache(options: CountCacheOptions = {}): CountCache {
   const { slowMs, freshMs, maxAgeMs, maxEntries } = { ...COUNT_CACHE_DEFAULTS, ...options };
-  const now = options.now ?? Date.now;
+  // elapsed time on the monotonic clock: the cache is this process's alone
+  const now = options.now ?? (() => performance.now());
   const entries = new Map<string, Entry>();
   const running = new Map<string, Promise<number>>();
 

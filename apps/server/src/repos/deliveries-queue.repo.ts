@@ -1,6 +1,6 @@
 // The delivery rows as a work queue (docs/delivery.md#states: "the delivery row is the queue"). Raw SQL,
-// because what matters here is exactly what Prisma cannot say: FOR UPDATE SKIP LOCKED, leases
-// compared against the database clock, and conditional multi-table updates in one transaction.
+// because what matters here is exactly what Prisma cannot say: FOR UPDATE SKIP LOCKED, leases,
+// and conditional multi-table updates in one transaction.
 //
 // Lock order, everywhere a transaction takes more than one lock: the endpoint row first, then
 // delivery rows. The claim takes only delivery rows and never waits (SKIP LOCKED), and the
@@ -8,25 +8,30 @@
 // only clears failure streaks runs as one statement and may meet a transaction in the other
 // order; PostgreSQL then aborts one of them as a deadlock, and the batch is simply written again.
 //
-// The rules it applies are decided in domain/ (the delivery state machine, the endpoint-health
-// rule, the unavailable messages); this module reads what they need and writes what they decide.
+// The rules it applies are decided in domain/delivery/ (the states and transitions, the
+// endpoint-health rule, the unavailable messages); this module reads what they need and writes
+// what they decide.
 //
-// Leases and due times are judged by one clock, the database's: `now()` in SQL, never a time a
-// process sends (docs/delivery.md#leases). Two workers whose clocks disagree still agree on
-// whose lease has run out. A test's engine clock that was moved forward moves the database's
-// `now()` by as much (`aheadMs`, delivery/clock.ts), so retries it skips to fall due.
-import type { Database, SqlExecutor } from "../db/client.js";
-import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery-outcome.js";
-import { batchHealth, type DisableReason, type StreakChange } from "../domain/endpoint-health.js";
-import { unavailableError, type UnavailableCause } from "../domain/endpoint-unavailable.js";
+// Leases and due times are judged by one clock: the engine's (clock/), kept in step with the
+// database's, handed in as `now` with every statement, never read here. Two workers whose hosts'
+// clocks disagree still agree on whose lease has run out (docs/delivery.md#leases).
+//
+// The table is partitioned by day on created_at: every statement that names rows by id names
+// their days too, so it reads only the partitions they are in.
+import type { Database } from "../db/client.js";
+import { batchHealth, type DisableReason, type StreakChange } from "../domain/delivery/endpoint-health.js";
+import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery/outcome.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
+import { failQueuedDeliveries, LIVE_SQL, QUEUED_ENDPOINTS, type StatementRunner } from "./delivery-sql.js";
 import type { StoredEvent } from "./events.repo.js";
+
+export { failQueuedDeliveries, type StatementRunner } from "./delivery-sql.js";
 
 /** The columns the dispatcher needs, typed from the Prisma models they are read from. */
 export type ClaimedDelivery = Pick<
   WebhookDelivery,
-  "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status" | "next_trigger"
+  "id" | "org_id" | "endpoint_id" | "event_id" | "attempt_count" | "last_response_status" | "next_trigger" | "is_test"
 >;
 
 /** A claimed row as the dispatcher holds it: with its day (`created_at`), which names its partition when its lease is renewed. */
@@ -75,14 +80,26 @@ export type QueueEndpoint = Pick<
 
 export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at" | "is_test">;
 
+/** Which endpoints' rows a claim may take. */
+export interface ClaimScope {
+  /**
+   * "all": every endpoint's (a dispatcher); "listeners": only those of `listeners` (an API
+   * process without a dispatcher of its own still sends down the streams it holds).
+   */
+  kind: "all" | "listeners";
+  /** the streams this process holds (their ids): of all listeners' rows, only those of the listeners they hold are claimed here */
+  streams: readonly string[];
+}
+
 export interface ClaimRequest {
   /** a token unique to this claim; the outcome is recorded only while the row still carries it */
   leaseToken: string;
   /** at most this many rows */
   limit: number;
   leaseMs: number;
-  /** how far the engine's clock runs ahead of real time: 0 but in tests (see the header) */
-  aheadMs?: number;
+  /** the engine clock's now (see the header) */
+  now: Date;
+  scope: ClaimScope;
   /** per-endpoint cap, counting what this dispatcher already has in flight */
   perEndpoint: number;
   busyEndpoints: ReadonlyMap<string, number>;
@@ -95,9 +112,11 @@ export interface ClaimRequest {
 /** One attempt's outcome, as the recorder hands it over. */
 export interface OutcomeRecord {
   deliveryId: string;
+  /** the delivery's day (created_at), which names its partition */
+  createdAt: Date;
   endpointId: string;
   leaseToken: string;
-  /** decided by domain/delivery-outcome.ts (or endpoint-unavailable.ts when no attempt was made) */
+  /** decided by domain/delivery/outcome.ts (or unavailable.ts when no attempt was made) */
   update: DeliveryUpdate;
   /** what the attempt says about the endpoint; null when no attempt was made */
   effect: EndpointEffect | null;
@@ -113,8 +132,6 @@ export interface RecordResult {
   /** set when this outcome disabled the endpoint */
   disabled: DisableReason | null;
 }
-
-const LIVE = "('pending', 'retrying')";
 
 const ENDPOINT_COLUMNS = [
   "id", "url", "status", "deleted_at", "disabled_reason", "payload_fields", "payload_result_format", "payload_responses_filter",
@@ -136,9 +153,11 @@ export interface Claim {
 // (status, next_attempt_at) index made every claim walk past such an endpoint's backlog at its
 // head (bench/NOTES.md, "The delivery engine after issue 12").
 //
-// 1. `queued`: the endpoints with any queued row, one index probe each (a loose index scan).
+// 1. `queued`: the endpoints with any queued row, one index probe each (a loose index scan); for
+//    an API process without a dispatcher of its own, just the listeners whose streams it holds.
 // 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds), and
-//    not a connected webhook listener.
+//    not a webhook listener whose stream another process holds (or nobody does: a listener with
+//    no stream gets no attempt).
 // 3. `heads`: of those, the `$5` whose earliest claimable row is oldest, so the rows locked below
 //    stay bounded by the batch however many endpoints have work.
 // 4. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
@@ -149,34 +168,26 @@ export interface Claim {
 //    the executor skip every partition no chosen row is in, then probe the key index in the
 //    others (a join would let the planner scan every partition of a backlog it has no
 //    statistics of yet).
-/** The database's now, moved by the engine clock's `aheadMs` (a parameter, `$n`): see the header. */
-const dbNow = (param: string) => `(now() + ${param}::float8 * interval '1 millisecond')`;
-
 const DUE = (alias: string) => `
-         ${alias}.status IN ${LIVE} AND ${alias}.next_attempt_at <= ${dbNow("$8")}
-     AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < ${dbNow("$8")})
+         ${alias}.status IN ${LIVE_SQL} AND ${alias}.next_attempt_at <= $8::timestamptz
+     AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8::timestamptz)
      AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
-/** `queued`: the endpoints with any queued row, one index probe each (for WITH RECURSIVE; its last row is NULL). */
-export const QUEUED_ENDPOINTS = `queued(endpoint_id) AS (
-  (SELECT endpoint_id FROM webhook_deliveries WHERE status IN ${LIVE} ORDER BY endpoint_id LIMIT 1)
-  UNION ALL
-  SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-           WHERE d.status IN ${LIVE} AND d.endpoint_id > q.endpoint_id
-           ORDER BY d.endpoint_id LIMIT 1)
-    FROM queued q
-   WHERE q.endpoint_id IS NOT NULL
-)`;
+const QUEUED_HERE: Record<ClaimScope["kind"], string> = {
+  all: QUEUED_ENDPOINTS,
+  listeners: "queued(endpoint_id) AS (SELECT l.id FROM webhook_endpoints l WHERE l.listener_stream_id = ANY($10::uuid[]))",
+};
 
-const CLAIM = `
-WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
+const claimSql = (scope: ClaimScope["kind"]) => `
+WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
   SELECT q.endpoint_id, $4 - COALESCE(b.held, 0) AS room
     FROM queued q
     LEFT JOIN unnest($2::uuid[], $3::int[]) AS b(endpoint_id, held) ON b.endpoint_id = q.endpoint_id
    WHERE q.endpoint_id IS NOT NULL AND NOT (q.endpoint_id = ANY($9::uuid[])) AND $4 - COALESCE(b.held, 0) > 0
-     -- a connected webhook listener's rows are claimed only by the process holding its stream
-     -- (repos/webhook-listeners.repo.ts); a disconnected one's are claimed here and fail to connect
-     AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l WHERE l.id = q.endpoint_id AND l.listener_connected_until > ${dbNow("$8")})
+     -- a webhook listener's rows are claimed only by the process holding its stream ($10)
+     AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l
+                      WHERE l.id = q.endpoint_id AND l.listener_connected_until IS NOT NULL
+                        AND (l.listener_stream_id IS NULL OR NOT (l.listener_stream_id = ANY($10::uuid[]))))
 ), heads AS (
   SELECT o.endpoint_id, o.room
     FROM open o
@@ -198,9 +209,9 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
   SELECT id, created_at FROM candidates ORDER BY next_attempt_at, id LIMIT $5
 ), claimed AS (
   UPDATE webhook_deliveries d
-     SET locked_until = ${dbNow("$8")} + $6::int * interval '1 millisecond', lease_owner = $7
+     SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM chosen))
-  RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.created_at
+  RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.is_test, d.created_at
 ), numbered AS (
   SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id) AS ep_n, row_number() OVER (PARTITION BY c.event_id) AS ev_n
     FROM claimed c
@@ -214,19 +225,22 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, open AS (
 )
 -- The batch's endpoints and events come back in the same round trip, each once: on the first
 -- row that names it.
-SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_response_status, n.next_trigger, n.created_at,
+SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_response_status, n.next_trigger, n.is_test, n.created_at,
        ${ENDPOINT_COLUMNS.map((c) => `e.${c} AS ep_${c}`).join(", ")},
        ${EVENT_COLUMNS.map((c) => `v.${c} AS ev_${c}`).join(", ")}
   FROM numbered n
   LEFT JOIN webhook_endpoints e ON n.ep_n = 1 AND e.id = n.endpoint_id
   LEFT JOIN batch_events v ON n.ev_n = 1 AND v.id = n.event_id`;
 
+const CLAIM: Record<ClaimScope["kind"], string> = { all: claimSql("all"), listeners: claimSql("listeners") };
+
 /** The claim as sent: one statement (exported for its plan test, test/db/claim-plans.test.ts). */
-export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[] } {
+export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[]; name: string } {
   const held = [...r.busyEndpoints];
   return {
-    sql: CLAIM,
-    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.aheadMs ?? 0, r.skipEndpoints],
+    sql: CLAIM[r.scope.kind],
+    name: `ars_claim_${r.scope.kind}`,
+    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints, r.scope.streams],
   };
 }
 
@@ -243,23 +257,21 @@ WITH held AS (
   SELECT * FROM unnest($1::uuid[], $2::text[]) AS h(id, lease_owner)
 ), owned AS (
   SELECT d.id, d.created_at FROM webhook_deliveries d JOIN held h ON h.id = d.id AND h.lease_owner = d.lease_owner
-   WHERE d.id = ANY($1::uuid[]) AND d.created_at = ANY($3::timestamptz[]) AND d.status IN ${LIVE}
+   WHERE d.id = ANY($1::uuid[]) AND d.created_at = ANY($3::timestamptz[]) AND d.status IN ${LIVE_SQL}
 ), free AS (
   SELECT d.id, d.created_at FROM webhook_deliveries d
    WHERE d.id = ANY (ARRAY(SELECT id FROM owned)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM owned))
-     AND d.lease_owner = ANY($2::text[]) AND d.status IN ${LIVE}
+     AND d.lease_owner = ANY($2::text[]) AND d.status IN ${LIVE_SQL}
      FOR UPDATE SKIP LOCKED
 ), renewed AS (
   UPDATE webhook_deliveries d
-     SET locked_until = ${dbNow("$5")} + $4::int * interval '1 millisecond'
+     SET locked_until = $5::timestamptz + $4::int * interval '1 millisecond'
    WHERE d.id = ANY (ARRAY(SELECT id FROM free)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM free))
   RETURNING d.id
 )
 SELECT o.id, r.id IS NOT NULL AS renewed FROM owned o LEFT JOIN renewed r ON r.id = o.id`;
 
 const ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS.join(", ")} FROM webhook_endpoints WHERE id = ANY($1::uuid[])`;
-
-const EVENTS = `SELECT ${EVENT_COLUMNS.join(", ")} FROM events WHERE id = ANY($1::uuid[])`;
 
 /** A row of CLAIM: the delivery, then its endpoint's and event's columns (NULL but on the first row naming them). */
 type ClaimRow = LeasedDelivery & { [K in keyof QueueEndpoint as `ep_${K}`]: QueueEndpoint[K] } & { [K in keyof QueueEvent as `ev_${K}`]: QueueEvent[K] };
@@ -268,7 +280,7 @@ type ClaimRow = LeasedDelivery & { [K in keyof QueueEndpoint as `ep_${K}`]: Queu
 function splitClaimRow(r: ClaimRow, into: Claim): void {
   into.rows.push({
     id: r.id, org_id: r.org_id, endpoint_id: r.endpoint_id, event_id: r.event_id,
-    attempt_count: r.attempt_count, last_response_status: r.last_response_status, next_trigger: r.next_trigger, created_at: r.created_at,
+    attempt_count: r.attempt_count, last_response_status: r.last_response_status, next_trigger: r.next_trigger, is_test: r.is_test, created_at: r.created_at,
   });
   if (r.ep_id) {
     into.endpoints.set(r.ep_id, {
@@ -289,25 +301,25 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
 
 /**
  * A batch of outcomes in one statement: every delivery row still leased by its claim, the attempt
- * row of each (docs/delivery.md#states: same statement as the outcome), and the endpoints' failure streaks
- * ($2). A manual or test trigger is spent by the attempt it started; later ones follow the
- * schedule (a test delivery's attempts all stay tests).
+ * row of each (docs/delivery.md#states: same statement as the outcome), and the endpoints' failure
+ * streaks ($2). The rows are named by their ids and days, as arrays computed first, so only the
+ * day partitions that hold them are read (as in the claim).
  */
 const RECORD_BATCH = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    delivery_id uuid, lease_token text, status text, attempt_count int, next_attempt_at timestamptz,
-    last_response_status int, last_error_code text, last_error_message text, delivered_at timestamptz,
+    delivery_id uuid, created_at timestamptz, lease_token text, status text, attempt_count int, next_attempt_at timestamptz,
+    last_response_status int, last_error_code text, last_error_message text, delivered_at timestamptz, next_trigger text,
     at timestamptz, attempt_id uuid, trigger text, url text, started_at timestamptz, duration_ms int, response_body text)
 ), d AS (
   UPDATE webhook_deliveries w
      SET status = i.status, attempt_count = i.attempt_count, next_attempt_at = COALESCE(i.next_attempt_at, w.next_attempt_at),
          last_response_status = i.last_response_status, last_error_code = i.last_error_code,
          last_error_message = i.last_error_message, delivered_at = i.delivered_at,
-         locked_until = NULL, lease_owner = NULL, updated_at = i.at,
-         next_trigger = CASE WHEN w.is_test THEN 'test' ELSE 'scheduled' END
+         locked_until = NULL, lease_owner = NULL, updated_at = i.at, next_trigger = i.next_trigger
     FROM input i
-   WHERE w.id = i.delivery_id AND w.lease_owner = i.lease_token AND w.status IN ${LIVE}
+   WHERE w.id = ANY (ARRAY(SELECT delivery_id FROM input)) AND w.created_at = ANY (ARRAY(SELECT created_at FROM input))
+     AND w.id = i.delivery_id AND w.created_at = i.created_at AND w.lease_owner = i.lease_token AND w.status IN ${LIVE_SQL}
   RETURNING w.id, w.org_id, w.endpoint_id
 ), a AS (
   INSERT INTO webhook_delivery_attempts
@@ -350,25 +362,6 @@ UPDATE webhook_endpoints
  WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL
 RETURNING id`;
 
-const FAIL_QUEUED = `
-UPDATE webhook_deliveries
-   SET status = 'failed', last_error_code = $2, last_error_message = $3,
-       locked_until = NULL, lease_owner = NULL, updated_at = $4
- WHERE endpoint_id = $1::uuid AND status IN ${LIVE}`;
-
-/** Anything that runs one parameterised statement: a pool, a transaction, an adapted Prisma transaction. */
-export type StatementRunner = Pick<SqlExecutor, "query">;
-
-/**
- * Fails every queued delivery of an endpoint that became unusable, so none waits for a
- * dispatcher to notice. Call it in the transaction that disabled or deleted the endpoint, after
- * the endpoint row was written (lock order: endpoint, then deliveries).
- */
-export async function failQueuedDeliveries(tx: StatementRunner, endpointId: string, cause: UnavailableCause, at: Date): Promise<void> {
-  const { code, message } = unavailableError(cause);
-  await tx.query(FAIL_QUEUED, [endpointId, code, message, at]);
-}
-
 const DEADLOCK = "40P01";
 const MAX_RECORD_TRIES = 4;
 
@@ -376,6 +369,7 @@ function outcomeJson(o: OutcomeRecord, u: DeliveryUpdate) {
   const a = o.attempt;
   return {
     delivery_id: o.deliveryId,
+    created_at: o.createdAt,
     lease_token: o.leaseToken,
     status: u.status,
     attempt_count: u.attempt_count,
@@ -384,6 +378,7 @@ function outcomeJson(o: OutcomeRecord, u: DeliveryUpdate) {
     last_error_code: u.last_error_code,
     last_error_message: u.last_error_message,
     delivered_at: u.delivered_at,
+    next_trigger: u.next_trigger,
     at: o.at,
     attempt_id: a?.id ?? null,
     trigger: a?.trigger ?? null,
@@ -401,7 +396,11 @@ async function writeBatch(
   streaks: readonly StreakChange[],
 ): Promise<Set<string>> {
   const streakRows = streaks.map((s) => ({ endpoint_id: s.endpointId, failing_since: s.failingSince, at: s.at }));
-  const rows = await tx.query<{ id: string }>(RECORD_BATCH, [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streakRows)]);
+  const rows = await tx.query<{ id: string }>(
+    RECORD_BATCH,
+    [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streakRows)],
+    { name: "ars_record_batch" },
+  );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -422,7 +421,7 @@ export function deliveriesQueueRepo(db: Database) {
   function recordWithHealth(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<RecordResult[]> {
     return db.transaction(async (tx) => {
       const endpointIds = [...new Set(outcomes.filter((o) => o.effect).map((o) => o.endpointId))];
-      const stored = await tx.query<{ id: string; failing_since: Date | null }>(LOCK_ENDPOINTS, [endpointIds]);
+      const stored = await tx.query<{ id: string; failing_since: Date | null }>(LOCK_ENDPOINTS, [endpointIds], { name: "ars_record_lock_endpoints" });
       const { streaks, disabled, updates } = batchHealth(outcomes, new Map(stored.map((r) => [r.id, r.failing_since])), disableAfterMs);
       const recorded = await writeBatch(tx, outcomes, updates, streaks);
       for (const [endpointId, d] of disabled) {
@@ -443,29 +442,30 @@ export function deliveriesQueueRepo(db: Database) {
     async claim(r: ClaimRequest): Promise<Claim> {
       const claim: Claim = { rows: [], endpoints: new Map(), events: new Map() };
       if (r.limit <= 0) return claim;
-      const { sql, params } = claimStatement(r);
-      const rows = await db.query<ClaimRow>(sql, params);
+      // prepared once per connection: planning it over the day partitions costs more than running it
+      const { sql, params, name } = claimStatement(r);
+      const rows = await db.query<ClaimRow>(sql, params, { name });
       for (const row of rows) splitClaimRow(row, claim);
       return claim;
     },
 
     /** Gives rows back before their lease runs out: held rows a dispatcher will not send (stopping, resting, lease running short). */
-    async release(ids: readonly string[], leaseToken: string): Promise<void> {
-      if (!ids.length) return;
+    async release(rows: readonly Omit<HeldLease, "leaseToken">[], leaseToken: string): Promise<void> {
+      if (!rows.length) return;
       await db.query(
         `UPDATE webhook_deliveries SET locked_until = NULL, lease_owner = NULL
-          WHERE id = ANY($1::uuid[]) AND lease_owner = $2`,
-        [ids, leaseToken],
+          WHERE id = ANY($1::uuid[]) AND created_at = ANY($3::timestamptz[]) AND lease_owner = $2`,
+        [rows.map((r) => r.id), leaseToken, [...new Set(rows.map((r) => r.createdAt.toISOString()))]],
       );
     },
 
-    /** Renews the leases of rows still held under their claims' tokens (RENEW); `aheadMs` as in ClaimRequest. */
-    async renew(held: readonly HeldLease[], leaseMs: number, aheadMs = 0): Promise<Renewal> {
+    /** Renews the leases of rows still held under their claims' tokens (RENEW), to `leaseMs` from `now`. */
+    async renew(held: readonly HeldLease[], leaseMs: number, now: Date): Promise<Renewal> {
       const renewal: Renewal = { owned: new Set(), renewed: new Set() };
       if (!held.length) return renewal;
       const rows = await db.query<{ id: string; renewed: boolean }>(RENEW, [
-        held.map((h) => h.id), held.map((h) => h.leaseToken), [...new Set(held.map((h) => h.createdAt.toISOString()))], leaseMs, aheadMs,
-      ]);
+        held.map((h) => h.id), held.map((h) => h.leaseToken), [...new Set(held.map((h) => h.createdAt.toISOString()))], leaseMs, now,
+      ], { name: "ars_renew_leases" });
       for (const r of rows) {
         renewal.owned.add(r.id);
         if (r.renewed) renewal.renewed.add(r.id);
@@ -475,13 +475,7 @@ export function deliveriesQueueRepo(db: Database) {
 
     /** The endpoints of a batch, in one query (deleted ones included: their deliveries fail). */
     async endpoints(ids: readonly string[]): Promise<Map<string, QueueEndpoint>> {
-      const rows = ids.length ? await db.query<QueueEndpoint>(ENDPOINTS, [[...new Set(ids)]]) : [];
-      return new Map(rows.map((row) => [row.id, row]));
-    },
-
-    /** The events of a batch, in one query. */
-    async events(ids: readonly string[]): Promise<Map<string, QueueEvent>> {
-      const rows = ids.length ? await db.query<QueueEvent>(EVENTS, [[...new Set(ids)]]) : [];
+      const rows = ids.length ? await db.query<QueueEndpoint>(ENDPOINTS, [[...new Set(ids)]], { name: "ars_queue_endpoints" }) : [];
       return new Map(rows.map((row) => [row.id, row]));
     },
 

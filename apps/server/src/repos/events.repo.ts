@@ -1,4 +1,5 @@
 import type { Database } from "../db/client.js";
+import type { NewDelivery } from "../domain/delivery/fan-out.js";
 import type { Prisma, Question } from "../generated/prisma/client.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
@@ -34,20 +35,15 @@ const LIVE_ENDPOINTS = "webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS
 
 /**
  * The one statement of which live endpoint (`e`) an event fans out to: subscribed to its type,
- * and passing the set and result filters (an empty set filter means every set). Given SQL
- * expressions for the event's type, question set and result.
+ * passing the set and result filters (an empty set filter means every set), and, for a webhook
+ * listener, connected when the event is stored (`at`): a listener with no stream gets no
+ * delivery. Given SQL expressions for the event's type, question set, result and time.
  */
-const fanOutFilter = (type: string, questionSetId: string, result: string) =>
+const fanOutFilter = (type: string, questionSetId: string, result: string, at: string) =>
   `${type} = ANY (e.event_types)
      AND (coalesce(cardinality(e.filter_question_set_ids), 0) = 0 OR ${questionSetId} = ANY (e.filter_question_set_ids))
-     AND e.filter_audit_results IN ('all', ${result})`;
-
-/**
- * A new delivery's first due time: the event's time, but never later than the database's now,
- * which judges due times (repos/deliveries-queue.repo.ts): an API host whose clock runs ahead
- * of the database's must not hold the first attempt back by the difference.
- */
-const FIRST_DUE = (at: string) => `LEAST(${at}::timestamptz, now())`;
+     AND e.filter_audit_results IN ('all', ${result})
+     AND (e.listener_connected_until IS NULL OR e.listener_connected_until > ${at}::timestamptz)`;
 
 /**
  * Stores the event and, in the same statement (one commit, after LOCK_EVENT_IDS), one pending delivery
@@ -62,10 +58,10 @@ WITH ev AS (
   RETURNING id
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, 'pending', 0, ${FIRST_DUE("$11")}, $11, $11, CASE WHEN $12 THEN 'test' ELSE 'scheduled' END
+  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, $14, $15, $16, $11, $11, $17
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE CASE WHEN $13::uuid IS NULL
-    THEN ${fanOutFilter("$3", "$5::uuid", "$7")}
+    THEN ${fanOutFilter("$3", "$5::uuid", "$7", "$11")}
     ELSE e.id = $13::uuid END
   ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING
   RETURNING id
@@ -101,9 +97,9 @@ WITH input AS (
   RETURNING id, type, audit_id, question_set_id, result
 ), fan AS (
   INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, 'pending', 0, ${FIRST_DUE("$3")}, $3, $3, 'scheduled'
+  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, $4, $5, $6, $3, $3, $7
   FROM ev JOIN ${LIVE_ENDPOINTS}
-  WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result")}
+  WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result", "$3")}
   ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING
   RETURNING event_id
 )
@@ -166,7 +162,8 @@ export function eventsRepo(db: Database, counts: CountCache) {
       return row ?? null;
     },
 
-    async publish(event: NewEvent, isTest = false, onlyEndpointId?: string): Promise<Published> {
+    /** Stores the event (stamped `event.created_at`, the clock's now) and its deliveries as the lifecycle creates them (`first`). */
+    async publish(event: NewEvent & { created_at: Date }, first: NewDelivery, isTest = false, onlyEndpointId?: string): Promise<Published> {
       const rows = await db.transaction(async (tx) => {
         await tx.query(LOCK_EVENT_IDS, [[event.id]]);
         return tx.query<{ kind: string; id: string }>(PUBLISH, [
@@ -180,22 +177,30 @@ export function eventsRepo(db: Database, counts: CountCache) {
         event.raw_result ?? null,
         JSON.stringify(event.responses),
         event.occurred_at,
-        event.created_at ?? new Date(),
+        event.created_at,
         isTest,
         onlyEndpointId ?? null,
+        first.status,
+        first.attempt_count,
+        first.next_attempt_at,
+        first.next_trigger,
         ]);
       });
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
     },
 
     /** Stores a batch of one org's events and their deliveries in one statement; results by event id. */
-    async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date): Promise<Map<string, PublishedOne>> {
+    async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date, first: NewDelivery): Promise<Map<string, PublishedOne>> {
       const rows = await db.transaction(async (tx) => {
         await tx.query(LOCK_EVENT_IDS, [events.map((e) => e.id)]);
         return tx.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
           JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
           orgId,
           createdAt,
+          first.status,
+          first.attempt_count,
+          first.next_attempt_at,
+          first.next_trigger,
         ]);
       });
       const out = new Map<string, PublishedOne>();

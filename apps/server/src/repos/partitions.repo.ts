@@ -7,7 +7,8 @@
 // named <table>_history_before_YYYYMMDD it holds only rows before that day, which lets day
 // partitions be created beside it without reading it.
 import type { SqlExecutor } from "../db/client.js";
-import { DAY_MS } from "../lib/retention.js";
+import { DAY_MS } from "../domain/retention.js";
+import { LIVE_SQL } from "./delivery-sql.js";
 
 /** A partitioned table and its partition key. */
 export interface PartitionedTable {
@@ -113,7 +114,7 @@ export function partitionsRepo(db: SqlExecutor & { transaction<T>(fn: (tx: SqlEx
     /** Whether the partition holds a delivery that is not final (`pending`, `retrying`). */
     async holdsQueuedDeliveries(partition: string): Promise<boolean> {
       // the partition's own copy of the due index answers this (only queued rows are in it)
-      const rows = await db.query(`SELECT 1 FROM ONLY ${ident(partition)} WHERE status IN ('pending', 'retrying') LIMIT 1`);
+      const rows = await db.query(`SELECT 1 FROM ONLY ${ident(partition)} WHERE status IN ${LIVE_SQL} LIMIT 1`);
       return rows.length > 0;
     },
 

@@ -86,10 +86,9 @@ export function questionSetsRepo(db: Database, counts: CountCache, replica?: Sql
      * inserted-if-absent and then locked, so concurrent requests for one id run one after the
      * other: the first creates, the rest replace. `updated_at` moves only on a real change.
      */
-    upsert(orgId: string, id: string, input: UpsertInput): Promise<{ set: QuestionSetRow; created: boolean }> {
+    upsert(orgId: string, id: string, input: UpsertInput, now: Date): Promise<{ set: QuestionSetRow; created: boolean }> {
       return retryOnUniqueViolation(() =>
         prisma.$transaction(async (tx) => {
-          const now = new Date();
           const { count } = await tx.questionSet.createMany({
             data: [{ id, org_id: orgId, ...input.set, created_at: now, updated_at: now }],
             skipDuplicates: true,
@@ -130,10 +129,10 @@ export function questionSetsRepo(db: Database, counts: CountCache, replica?: Sql
     },
 
     /** Marks the org's set deleted; false when the org has no set with this id. Idempotent. */
-    async markDeleted(orgId: string, id: string): Promise<boolean> {
+    async markDeleted(orgId: string, id: string, now: Date): Promise<boolean> {
       const { count } = await prisma.questionSet.updateMany({
         where: { id, org_id: orgId, is_deleted: false },
-        data: { is_deleted: true, updated_at: new Date() },
+        data: { is_deleted: true, updated_at: now },
       });
       return count > 0 || (await prisma.questionSet.count({ where: { id, org_id: orgId } })) > 0;
     },

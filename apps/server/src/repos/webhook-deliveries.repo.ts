@@ -2,6 +2,7 @@ import type { Database } from "../db/client.js";
 import type { WebhookDelivery } from "../generated/prisma/client.js";
 import { idTimeWindow } from "../lib/ids.js";
 import type { Page, PageRequest } from "../lib/page.js";
+import type { Requeue } from "../domain/delivery/requeue.js";
 import type { DELIVERY_STATUSES } from "../lib/stored-values.js";
 import type { CountCache } from "./count-cache.js";
 import { keysetReader, type Condition } from "./keyset.js";
@@ -61,7 +62,7 @@ export function webhookDeliveriesRepo(db: Database, counts: CountCache) {
      * delivery row (the engine's lock order), so a concurrent disable, delete or second retry
      * sees the outcome of this one.
      */
-    requeue(orgId: string, id: string, revivableFrom: Date): Promise<RequeueResult> {
+    requeue(orgId: string, id: string, revivableFrom: Date, retry: Requeue): Promise<RequeueResult> {
       return prisma.$transaction(async (tx) => {
         const delivery = await tx.webhookDelivery.findFirst({ where: { id, org_id: orgId, ...nearIdTime(id) }, select: { endpoint_id: true, created_at: true } });
         if (!delivery) return { kind: "not_found" } as const;
@@ -70,10 +71,12 @@ export function webhookDeliveriesRepo(db: Database, counts: CountCache) {
           SELECT status, deleted_at FROM webhook_endpoints WHERE id = ${delivery.endpoint_id}::uuid FOR UPDATE`;
         if (!endpoint || endpoint.deleted_at) return { kind: "not_found" } as const;
         if (endpoint.status !== "enabled") return { kind: "endpoint_disabled" } as const;
-        const now = new Date();
         const { count } = await tx.webhookDelivery.updateMany({
-          where: { id, created_at: delivery.created_at, status: { in: ["succeeded", "failed"] } },
-          data: { status: "pending", next_attempt_at: now, next_trigger: "manual", locked_until: null, lease_owner: null, updated_at: now },
+          where: { id, created_at: delivery.created_at, status: { in: [...retry.from] } },
+          data: {
+            status: retry.status, next_attempt_at: retry.next_attempt_at, next_trigger: retry.next_trigger,
+            locked_until: null, lease_owner: null, updated_at: retry.at,
+          },
         });
         if (!count) return { kind: "in_progress" } as const;
         return { kind: "queued", delivery: await tx.webhookDelivery.findUniqueOrThrow({ where: { id_created_at: { id, created_at: delivery.created_at } } }) } as const;

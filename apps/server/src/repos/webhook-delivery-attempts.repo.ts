@@ -15,14 +15,24 @@ function onStartedAt(k: KeysetClause): Prisma.WebhookDeliveryAttemptWhereInput {
 
 const attemptOrder = (order: SortOrder) => [{ started_at: order }, { id: order }];
 
+/**
+ * How far before its delivery's creation an attempt's start may be stamped. Both are stamped by
+ * clocks kept in step with the database's (clock/), by different processes: a bound at the
+ * creation itself would hide a first attempt stamped a millisecond early. The bound only narrows
+ * the day partitions read, so a day of slack costs at most one more.
+ */
+const CLOCK_SLACK_MS = 86_400_000;
+
 export function webhookDeliveryAttemptsRepo(prisma: PrismaClient) {
   return {
     /**
      * One delivery's attempts, newest first; served by (delivery_id, started_at DESC, id DESC).
-     * No attempt starts before its delivery was created: the day partitions before are skipped.
+     * No attempt starts before its delivery was created: the day partitions before are skipped
+     * (with CLOCK_SLACK_MS of slack).
      */
     list(orgId: string, delivery: { id: string; created_at: Date }, page: PageRequest) {
-      const where: Prisma.WebhookDeliveryAttemptWhereInput = { delivery_id: delivery.id, org_id: orgId, started_at: { gte: delivery.created_at } };
+      const from = new Date(delivery.created_at.getTime() - CLOCK_SLACK_MS);
+      const where: Prisma.WebhookDeliveryAttemptWhereInput = { delivery_id: delivery.id, org_id: orgId, started_at: { gte: from } };
       return paginate<AttemptRow>(page, {
         cursor: async (id) => {
           const row = await prisma.webhookDeliveryAttempt.findFirst({ where: { id, ...where }, select: { id: true, started_at: true } });

@@ -1,18 +1,13 @@
 import type { Prisma, PrismaClient, WebhookEndpoint } from "../generated/prisma/client.js";
-import type { UnavailableCause } from "../domain/endpoint-unavailable.js";
-import { failQueuedDeliveries, type StatementRunner } from "./deliveries-queue.repo.js";
+import type { Requeue } from "../domain/delivery/requeue.js";
+import type { UnavailableCause } from "../domain/delivery/unavailable.js";
+import { failQueuedDeliveries, type StatementRunner } from "./delivery-sql.js";
 import { listOrder, paginate, type PageRequest } from "./keyset.js";
 
 export type EndpointRow = WebhookEndpoint;
 
-/**
- * The endpoints that count toward an org's limit: live ones, except webhook listeners whose
- * stream is not connected (`listener_connected_until` is NULL for HTTPS endpoints). The one
- * statement of that rule, for creates and listener connects alike.
- */
-export function countsTowardLimit(now: Date): Prisma.WebhookEndpointWhereInput {
-  return { deleted_at: null, OR: [{ listener_connected_until: null }, { listener_connected_until: { gt: now } }] };
-}
+/** The endpoints that count toward an org's limit: every live one, webhook listeners included (from their creation). */
+export const COUNTS_TOWARD_LIMIT = { deleted_at: null } as const satisfies Prisma.WebhookEndpointWhereInput;
 
 /** The queue's one failQueuedDeliveries, run inside this Prisma transaction. */
 function failQueued(tx: Prisma.TransactionClient, endpointId: string, cause: UnavailableCause, now: Date) {
@@ -40,10 +35,10 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
      * Inserts unless the org already has `limit` live endpoints. The org row lock serialises
      * concurrent creates of one org, so the count cannot go stale between check and insert.
      */
-    createWithinLimit(data: Prisma.WebhookEndpointUncheckedCreateInput, limit: number, now = new Date()): Promise<EndpointRow | null> {
+    createWithinLimit(data: Prisma.WebhookEndpointUncheckedCreateInput, limit: number): Promise<EndpointRow | null> {
       return prisma.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT id FROM orgs WHERE id = ${data.org_id} FOR UPDATE`;
-        const live = await tx.webhookEndpoint.count({ where: { org_id: data.org_id, ...countsTowardLimit(now) } });
+        const live = await tx.webhookEndpoint.count({ where: { org_id: data.org_id, ...COUNTS_TOWARD_LIMIT } });
         if (live >= limit) return null;
         return tx.webhookEndpoint.create({ data });
       });
@@ -53,9 +48,8 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
      * Applies a validated partial update in one transaction: either every field changes (and a
      * disable fails the queued deliveries) or, when the endpoint is not live, nothing does.
      */
-    update(orgId: string, id: string, data: Prisma.WebhookEndpointUpdateManyMutationInput, status: "enabled" | "disabled" | undefined): Promise<EndpointRow | null> {
+    update(orgId: string, id: string, data: Prisma.WebhookEndpointUpdateManyMutationInput, status: "enabled" | "disabled" | undefined, now: Date): Promise<EndpointRow | null> {
       return prisma.$transaction(async (tx) => {
-        const now = new Date();
         const statusData: Prisma.WebhookEndpointUpdateManyMutationInput =
           status === "disabled"
             ? { status, disabled_reason: "manual", disabled_at: now }
@@ -72,9 +66,8 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
       });
     },
 
-    softDelete(orgId: string, id: string): Promise<boolean> {
+    softDelete(orgId: string, id: string, now: Date): Promise<boolean> {
       return prisma.$transaction(async (tx) => {
-        const now = new Date();
         const { count } = await tx.webhookEndpoint.updateMany({
           where: { id, org_id: orgId, deleted_at: null },
           data: { deleted_at: now, updated_at: now },
@@ -85,13 +78,12 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
     },
 
     /** The current secret becomes the previous one (for `graceMs`; none when 0). Row-locked: two rotations queue. */
-    rotateSecret(orgId: string, id: string, next: { secret_enc: Uint8Array<ArrayBuffer>; secret_hint: string }, graceMs: number) {
+    rotateSecret(orgId: string, id: string, next: { secret_enc: Uint8Array<ArrayBuffer>; secret_hint: string }, graceMs: number, now: Date) {
       return prisma.$transaction(async (tx) => {
         const [locked] = await tx.$queryRaw<{ id: string }[]>`
           SELECT id FROM webhook_endpoints WHERE id = ${id}::uuid AND org_id = ${orgId} AND deleted_at IS NULL FOR UPDATE`;
         if (!locked) return null;
         const row = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
-        const now = new Date();
         return tx.webhookEndpoint.update({
           where: { id },
           data: {
@@ -105,12 +97,14 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
       });
     },
 
-    /** Queues the endpoint's failed deliveries created in [since, until) again, for one manual attempt each. */
-    async requeueFailed(orgId: string, endpointId: string, since: Date, until: Date): Promise<number> {
-      const now = new Date();
+    /** Queues the endpoint's deliveries created in [since, until) again as `recovery` says (domain/delivery/requeue.ts). */
+    async requeueFailed(orgId: string, endpointId: string, since: Date, until: Date, recovery: Requeue): Promise<number> {
       const { count } = await prisma.webhookDelivery.updateMany({
-        where: { org_id: orgId, endpoint_id: endpointId, status: "failed", created_at: { gte: since, lt: until } },
-        data: { status: "pending", next_attempt_at: now, next_trigger: "manual", locked_until: null, lease_owner: null, updated_at: now },
+        where: { org_id: orgId, endpoint_id: endpointId, status: { in: [...recovery.from] }, created_at: { gte: since, lt: until } },
+        data: {
+          status: recovery.status, next_attempt_at: recovery.next_attempt_at, next_trigger: recovery.next_trigger,
+          locked_until: null, lease_owner: null, updated_at: recovery.at,
+        },
       });
       return count;
     },

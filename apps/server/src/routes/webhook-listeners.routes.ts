@@ -19,9 +19,13 @@ export function webhookListenersRoutes({ webhookEndpoints, webhookListeners: svc
       res.status(201).location(`/v2/webhook_endpoints/${endpoint.id}`).json(presentCreatedWebhookEndpoint(endpoint, secret));
     })
     .get(`${one}/stream`, async function streamWebhookListener(req, res) {
-      const disconnect = await svc.streamWebhookListener(authOf(req), req.params.listener_id!, eventStream(res));
-      if (res.closed) disconnect();
-      else res.on("close", disconnect);
+      // the stream can overflow only once connected, when `end` is known
+      const connected: { end?: (why: "client" | "slow_client") => void } = {};
+      const sink = eventStream(res, { onOverflow: () => connected.end?.("slow_client") });
+      const end = await svc.streamWebhookListener(authOf(req), req.params.listener_id!, sink);
+      connected.end = end;
+      if (res.closed) end("client");
+      else res.on("close", () => end("client"));
     })
     .post(`${one}/answers`, async function answerWebhookListenerRequest(req: Validated<WebhookListenerAnswer, unknown, { listener_id: string }>, res) {
       await svc.answerWebhookListenerRequest(authOf(req), req.params.listener_id, req.body);

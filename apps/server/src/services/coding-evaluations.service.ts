@@ -106,9 +106,10 @@ function evaluationFields(body: IngestCodingEvaluationRequest, stored: CodingEva
   };
 }
 
-export function codingEvaluationsService(repo: CodingEvaluationsRepo) {
+/** `now`: the one clock (clock/), which stamps what is stored. */
+export function codingEvaluationsService(repo: CodingEvaluationsRepo, now: () => Date) {
   const upsert = (auth: AuthContext, id: string, body: IngestCodingEvaluationRequest) =>
-    repo.upsert(auth.orgId, id, (stored) => evaluationFields(body, stored));
+    repo.upsert(auth.orgId, id, (stored) => evaluationFields(body, stored), now());
 
   return {
     listCodingEvaluations(auth: AuthContext, filters: CodingEvaluationFilters, page: PageRequest) {

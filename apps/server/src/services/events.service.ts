@@ -1,5 +1,6 @@
 import type { PublishEventRequest, PublishEventsRequest } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../auth/context.js";
+import { newDelivery } from "../domain/delivery/fan-out.js";
 import { EndpointDisabledError, NotFoundError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
@@ -104,6 +105,7 @@ export function eventsService({ events, endpoints, onQueued, now: clockNow }: Ev
         auth.orgId,
         stored.map(({ e, responses }) => eventRow(e, responses, now)),
         now,
+        newDelivery(false, now),
       );
       if ([...published.values()].some((p) => p.deliveries > 0)) onQueued();
       return body.events.map((e) => ({ event: e, created: published.get(e.id)?.created ?? false, deliveriesCreated: published.get(e.id)?.deliveries ?? 0 }));
@@ -112,7 +114,7 @@ export function eventsService({ events, endpoints, onQueued, now: clockNow }: Ev
     async publishEvent(auth: AuthContext, body: PublishEventRequest) {
       const responses = await storedResponses(auth.orgId, body);
       const now = clockNow();
-      const published = await events.publish({ ...eventRow(body, responses, now), org_id: auth.orgId, created_at: now });
+      const published = await events.publish({ ...eventRow(body, responses, now), org_id: auth.orgId, created_at: now }, newDelivery(false, now));
       if (!published.created) {
         const existing = await events.findOrg(body.id);
         // another org's event id must not be confirmed, let alone reused
@@ -127,6 +129,7 @@ export function eventsService({ events, endpoints, onQueued, now: clockNow }: Ev
     async sendTestWebhookEvent(auth: AuthContext, endpointId: string) {
       const endpoint = await endpoints.findOrThrow(auth, endpointId);
       if (endpoint.status !== "enabled") throw new EndpointDisabledError();
+      const now = clockNow();
       const published = await events.publish(
         {
           id: newId(),
@@ -140,9 +143,10 @@ export function eventsService({ events, endpoints, onQueued, now: clockNow }: Ev
           responses: [
             { question_id: newId(), query: "Is this a test event?", answer: "Yes", context: "Sent by a test event.", passed: true, informational: false },
           ],
-          occurred_at: clockNow(),
-          created_at: clockNow(),
+          occurred_at: now,
+          created_at: now,
         },
+        newDelivery(true, now),
         true,
         endpoint.id,
       );

@@ -1,5 +1,5 @@
 import type { Database, SqlExecutor } from "../db/client.js";
-import type { Retention } from "../lib/retention.js";
+import type { Retention } from "../domain/retention.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import { createCountCache } from "../repos/count-cache.js";
@@ -30,16 +30,18 @@ export interface ServicesDeps {
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
   onQueued: () => void;
-  /** the webhook listener streams this process holds (the delivery engine's listener hub) */
+  /** an endpoint was updated, deleted or had its secret rotated: every process drops what it cached of it */
+  onEndpointChanged: (endpointId: string) => void;
+  /** the webhook listener streams this process holds (the delivery engine's listener transport) */
   listenerStreams: ListenerStreams;
   /** what a retry or recovery may still revive */
   retention: Retention;
-  /** the engine's clock: listener leases, events' created_at and retention are judged on it */
-  now?: () => Date;
+  /** the one clock (clock/): listener leases, stamps and retention are judged on it */
+  now: () => Date;
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, listenerStreams, retention, now = () => new Date() }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, onEndpointChanged, listenerStreams, retention, now }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts, replica);
@@ -52,13 +54,14 @@ export function createServices({ db, replica, secretBox, urlCheck, rotationGrace
     urlCheck,
     rotationGraceMs,
     onQueued,
+    onEndpointChanged,
     retention,
     now,
   });
   return {
     tokens: tokensService(tokensRepo(db)),
-    questionSets: questionSetsService(questionSets),
-    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts, replica)),
+    questionSets: questionSetsService(questionSets, now),
+    codingEvaluations: codingEvaluationsService(codingEvaluationsRepo(db, counts, replica), now),
     webhookEndpoints,
     webhookListeners: webhookListenersService({ listeners, streams: listenerStreams }),
     webhookDeliveries: webhookDeliveriesService({

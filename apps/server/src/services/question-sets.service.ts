@@ -8,9 +8,10 @@ import { questionFieldsOf, setFieldsOf } from "../repos/question-set-diff.js";
 
 export type { QuestionSetFilters } from "../repos/question-sets.repo.js";
 
-export function questionSetsService(repo: QuestionSetsRepo) {
+/** `now`: the one clock (clock/), which stamps what is stored. */
+export function questionSetsService(repo: QuestionSetsRepo, now: () => Date) {
   const upsert = (auth: AuthContext, id: string, body: IngestQuestionSetRequest) =>
-    repo.upsert(auth.orgId, id, { set: setFieldsOf(body), questions: questionFieldsOf(body), body });
+    repo.upsert(auth.orgId, id, { set: setFieldsOf(body), questions: questionFieldsOf(body), body }, now());
 
   return {
     listQuestionSets(auth: AuthContext, filters: QuestionSetFilters, page: PageRequest) {
@@ -25,7 +26,7 @@ export function questionSetsService(repo: QuestionSetsRepo) {
     upsertQuestionSet: upsert,
 
     async deleteQuestionSet(auth: AuthContext, id: string): Promise<void> {
-      if (!(await repo.markDeleted(auth.orgId, id))) throw new NotFoundError("No question set with this id exists in your org.");
+      if (!(await repo.markDeleted(auth.orgId, id, now()))) throw new NotFoundError("No question set with this id exists in your org.");
     },
   };
 }

@@ -1,7 +1,8 @@
 import type { AuthContext } from "../auth/context.js";
+import { manualRetry } from "../domain/delivery/requeue.js";
 import { DeliveryExpiringError, DeliveryInProgressError, EndpointDisabledError, NotFoundError } from "../lib/errors.js";
 import type { PageRequest } from "../lib/page.js";
-import type { Retention } from "../lib/retention.js";
+import type { Retention } from "../domain/retention.js";
 import type { DeliveryFilters, WebhookDeliveriesRepo } from "../repos/webhook-deliveries.repo.js";
 import type { WebhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.repo.js";
 
@@ -40,7 +41,8 @@ export function webhookDeliveriesService({ deliveries, attempts, onQueued, reten
     },
 
     async retryWebhookDelivery(auth: AuthContext, id: string) {
-      const result = await deliveries.requeue(auth.orgId, id, retention.earliestRevivable(now()));
+      const at = now();
+      const result = await deliveries.requeue(auth.orgId, id, retention.earliestRevivable(at), manualRetry(at));
       switch (result.kind) {
         case "not_found":
           throw notFound();

@@ -10,10 +10,19 @@ import type {
 } from "@audit-review/api-types/internal";
 import type { Prisma } from "../generated/prisma/client.js";
 import type { AuthContext } from "../auth/context.js";
-import { DeliveryExpiringError, EndpointDisabledError, EndpointLimitReachedError, InvalidWebhookUrlError, NotFoundError, ValidationError } from "../lib/errors.js";
+import { recovery } from "../domain/delivery/requeue.js";
+import {
+  DeliveryExpiringError,
+  EndpointDisabledError,
+  EndpointLimitReachedError,
+  InvalidWebhookUrlError,
+  ListenerLimitReachedError,
+  NotFoundError,
+  ValidationError,
+} from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import type { PageRequest } from "../lib/page.js";
-import type { Retention } from "../lib/retention.js";
+import type { Retention } from "../domain/retention.js";
 import { storedReceiverAuth, type StoredReceiverAuth } from "../lib/receiver-auth-config.js";
 import { isReservedHeaderName } from "../lib/receiver-headers.js";
 import type { SecretBox } from "../lib/secret-box.js";
@@ -25,6 +34,8 @@ import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 import type { WebhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 
 export const ENDPOINT_LIMIT = 20;
+/** Live webhook listeners an org may have (they count toward ENDPOINT_LIMIT too). */
+export const LISTENER_LIMIT = 5;
 /** How far back a recovery may reach (docs/api-decisions.md#webhook-endpoints). */
 export const RECOVERY_WINDOW_MS = 14 * 24 * 60 * 60 * 1000;
 export const DEFAULT_PAYLOAD_FIELDS: PayloadField[] = [
@@ -50,10 +61,12 @@ export interface WebhookEndpointsDeps {
   secretBox: SecretBox;
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
-  /** the engine's time: whether a webhook listener is connected is a matter of its leases; retention runs on it too */
-  now?: () => Date;
+  /** the one clock (clock/): stamps, listener holds and retention are judged on it */
+  now: () => Date;
   /** wakes the dispatchers when deliveries were queued */
   onQueued: () => void;
+  /** an endpoint was updated, deleted or had its secret rotated: every process drops what it cached of it */
+  onEndpointChanged: (endpointId: string) => void;
   /** what a recovery may still revive */
   retention: Retention;
 }
@@ -124,7 +137,11 @@ function payloadColumns(payload: CreateWebhookEndpointRequest["payload"]) {
 const RECOVERY_TOO_OLD = `must be at most ${RECOVERY_WINDOW_MS / (24 * 3600_000)} days back`;
 
 export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
-  const { endpoints, questionSets, secretBox, urlCheck, now = () => new Date() } = deps;
+  const { endpoints, questionSets, secretBox, urlCheck, now, onEndpointChanged } = deps;
+  const changed = <T>(endpointId: string, result: T): T => {
+    onEndpointChanged(endpointId);
+    return result;
+  };
 
   const notFound = () => new NotFoundError("No webhook endpoint with this id exists in your org.");
   const found = <T>(row: T | null | undefined): T => {
@@ -157,7 +174,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     const payload = payloadColumns(body.payload);
     const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
     const receiver = await receiverAuth(body.authentication, urlCheck);
-    const now = new Date();
+    const at = now();
     return {
       id,
       org_id: auth.orgId,
@@ -173,8 +190,8 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       secret_enc: toBytes(secretBox.seal(secret)),
       secret_hint: secretHint(secret),
       legacy_signature: body.signing?.legacy_signature ?? false,
-      created_at: now,
-      updated_at: now,
+      created_at: at,
+      updated_at: at,
     };
   }
 
@@ -187,22 +204,29 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       await checkUrl(body.url);
       const secret = generateSigningSecret();
       const data = await newEndpoint(auth, newId(), body.url, body, secret);
-      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT, now());
+      const row = await endpoints.createWithinLimit(data, ENDPOINT_LIMIT);
       if (!row) throw new EndpointLimitReachedError(ENDPOINT_LIMIT);
       return { endpoint: row, secret };
     },
 
     /**
      * A webhook listener: an endpoint with the create's fields and defaults, no receiver
-     * authentication, a `listener:` URL and its token's signing secret. Created disconnected, so
-     * it counts toward the limit only once a stream connects it.
+     * authentication, a `listener:` URL and its token's signing secret. Created disconnected; it
+     * counts toward the endpoint limit from now on, and toward the listener limit.
      */
     async createWebhookListener(auth: AuthContext, body: CreateWebhookListenerRequest | undefined) {
       const id = newId();
       const secret = listenerSigningSecret(secretBox.derive, auth.orgId, auth.tokenId);
       const data = await newEndpoint(auth, id, listenerUrl(id), body ?? {}, secret);
-      const endpoint = await deps.listeners.create({ ...data, listener_connected_until: now() });
-      return { endpoint, secret };
+      const created = await deps.listeners.create(data, now(), ENDPOINT_LIMIT, LISTENER_LIMIT);
+      switch (created.kind) {
+        case "endpoint_limit":
+          throw new EndpointLimitReachedError(ENDPOINT_LIMIT);
+        case "listener_limit":
+          throw new ListenerLimitReachedError(LISTENER_LIMIT);
+        case "created":
+          return { endpoint: created.endpoint, secret };
+      }
     },
 
     getWebhookEndpoint: findOrThrow,
@@ -240,18 +264,19 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
         data.auth_secret_enc = receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null;
       }
       if (body.signing?.legacy_signature !== undefined) data.legacy_signature = body.signing.legacy_signature;
-      return found(await endpoints.update(auth.orgId, id, data, body.status));
+      return changed(id, found(await endpoints.update(auth.orgId, id, data, body.status, now())));
     },
 
     async deleteWebhookEndpoint(auth: AuthContext, id: string) {
-      if (!(await endpoints.softDelete(auth.orgId, id))) throw notFound();
+      if (!(await endpoints.softDelete(auth.orgId, id, now()))) throw notFound();
+      onEndpointChanged(id);
     },
 
     async rotateWebhookEndpointSecret(auth: AuthContext, id: string, body: RotateSecretRequest | undefined) {
       const secret = generateSigningSecret();
       const graceMs = body?.expires_in !== undefined ? body.expires_in * 1000 : deps.rotationGraceMs;
-      const row = await endpoints.rotateSecret(auth.orgId, id, { secret_enc: toBytes(secretBox.seal(secret)), secret_hint: secretHint(secret) }, graceMs);
-      return { endpoint: found(row), secret };
+      const row = await endpoints.rotateSecret(auth.orgId, id, { secret_enc: toBytes(secretBox.seal(secret)), secret_hint: secretHint(secret) }, graceMs, now());
+      return changed(id, { endpoint: found(row), secret });
     },
 
     async recoverWebhookDeliveries(auth: AuthContext, id: string, body: RecoverRequest): Promise<number> {
@@ -270,7 +295,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
           `since reaches deliveries that retention (${deps.retention.days} days) removes within 24 hours; the earliest since accepted now is ${revivableFrom.toISOString()}.`,
         );
       }
-      const queued = await endpoints.requeueFailed(auth.orgId, id, since, until);
+      const queued = await endpoints.requeueFailed(auth.orgId, id, since, until, recovery(new Date(nowMs)));
       if (queued) deps.onQueued();
       return queued;
     },

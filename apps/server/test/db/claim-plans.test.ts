@@ -54,18 +54,39 @@ async function seed(db: SqlExecutor): Promise<void> {
   `);
 }
 
-/** The claim under EXPLAIN ANALYZE, rolled back: its plan, with the rows each node produced. */
-async function explainClaim(db: TestDatabase["db"], r: Partial<ClaimRequest>): Promise<PlanNode[]> {
+/** The claim's parameters as SQL literals, for EXECUTE of the prepared claim. */
+const CLAIM_PARAM_TYPES = ["uuid[]", "uuid[]", "int[]", "int", "int", "int", "text", "timestamptz", "uuid[]", "uuid[]"];
+let prepared = 0;
+const literal = (v: unknown, type: string) =>
+  `'${Array.isArray(v) ? `{${v.join(",")}}` : v instanceof Date ? v.toISOString() : String(v)}'::${type}`;
+
+/**
+ * The claim under EXPLAIN ANALYZE, rolled back: its plan, with the rows each node produced. The
+ * engine prepares it once per connection (repos/deliveries-queue.repo.ts), so after five runs
+ * PostgreSQL may keep a generic plan, planned without the parameters' values: `generic` explains
+ * that plan (prepared, plan_cache_mode = force_generic_plan) rather than the custom one.
+ */
+async function explainClaim(db: TestDatabase["db"], r: Partial<ClaimRequest>, mode: "custom" | "generic" = "custom"): Promise<PlanNode[]> {
   const { sql, params } = claimStatement({
-    leaseToken: "plan", limit: 50, leaseMs: 60_000, perEndpoint: 16,
+    leaseToken: "plan", limit: 50, leaseMs: 60_000, perEndpoint: 16, now: new Date(), scope: { kind: "all", streams: [] },
     busyEndpoints: new Map(), skipEndpoints: [], inFlight: [], ...r,
   });
   const rollback = new Error("rollback");
   let plan: PlanNode[] = [];
   await db
     .transaction(async (tx: SqlExecutor) => {
-      const [row] = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
-      plan = nodes(row!["QUERY PLAN"][0].Plan);
+      let explained;
+      if (mode === "custom") {
+        explained = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+      } else {
+        // PREPARE outlives the transaction's rollback: a name of its own, deallocated after
+        const name = `claim_plan_test_${++prepared}`;
+        await tx.exec(`SET LOCAL plan_cache_mode = force_generic_plan; PREPARE ${name}(${CLAIM_PARAM_TYPES.join(", ")}) AS ${sql}`);
+        const args = params.map((p, i) => literal(p, CLAIM_PARAM_TYPES[i]!)).join(", ");
+        explained = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name}(${args})`);
+        await tx.exec(`DEALLOCATE ${name}`);
+      }
+      plan = nodes(explained[0]!["QUERY PLAN"][0].Plan);
       throw rollback;
     })
     .catch((error: unknown) => {
@@ -80,7 +101,7 @@ const deliveryRowsRead = (plan: PlanNode[]) =>
 
 let t: TestDatabase | undefined;
 
-describe.skipIf(!onPostgres)("dispatcher claim plan (PostgreSQL only: skipped unless TEST_DATABASE_URL is set)", () => {
+describe.skipIf(!onPostgres).each(["custom", "generic"] as const)("dispatcher claim, %s plan (PostgreSQL only: skipped unless TEST_DATABASE_URL is set)", (mode) => {
   beforeAll(async () => {
     t = await createTestDatabase();
     // the backlog spread over five day partitions
@@ -94,7 +115,7 @@ describe.skipIf(!onPostgres)("dispatcher claim plan (PostgreSQL only: skipped un
   });
 
   it("never reads the due rows of a resting endpoint", async () => {
-    const plan = await explainClaim(t!.db, { skipEndpoints: [BACKLOGGED] });
+    const plan = await explainClaim(t!.db, { skipEndpoints: [BACKLOGGED] }, mode);
     const scans = plan.filter((n) => n["Relation Name"] === "webhook_deliveries" || n["Relation Name"] === "events");
     const types = scans.filter((n) => !KEY_INDEXES.has(n["Index Name"] ?? "")).map((n) => n["Node Type"]);
     expect(scans.map((n) => n["Node Type"])).not.toContain("Seq Scan");
@@ -108,7 +129,7 @@ describe.skipIf(!onPostgres)("dispatcher claim plan (PostgreSQL only: skipped un
   });
 
   it("reads the claimed rows and their events by key in the day partitions they are in, however many days there are", async () => {
-    const plan = await explainClaim(t!.db, { skipEndpoints: [BACKLOGGED] });
+    const plan = await explainClaim(t!.db, { skipEndpoints: [BACKLOGGED] }, mode);
     const keyed = plan.filter((n) => (n["Relation Name"] === "events" || n["Relation Name"] === "webhook_deliveries") && KEY_INDEXES.has(n["Index Name"] ?? ""));
     expect(keyed.length).toBeGreaterThan(0);
     const read = (table: string) =>
@@ -121,13 +142,13 @@ describe.skipIf(!onPostgres)("dispatcher claim plan (PostgreSQL only: skipped un
   });
 
   it("never reads the due rows of an endpoint whose slots this dispatcher already holds", async () => {
-    const plan = await explainClaim(t!.db, { busyEndpoints: new Map([[BACKLOGGED, 16]]) });
+    const plan = await explainClaim(t!.db, { busyEndpoints: new Map([[BACKLOGGED, 16]]) }, mode);
     expect(plan[0]?.["Actual Rows"]).toBe(50);
     expect(deliveryRowsRead(plan)).toBeLessThan(200);
   });
 
   it("takes at most its share of the backlogged endpoint when it has room", async () => {
-    const plan = await explainClaim(t!.db, {});
+    const plan = await explainClaim(t!.db, {}, mode);
     expect(plan[0]?.["Actual Rows"]).toBe(50);
     expect(deliveryRowsRead(plan)).toBeLessThan(250);
   });

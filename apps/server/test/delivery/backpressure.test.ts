@@ -6,9 +6,9 @@
 // stalls claims as well; there the outcome writes of the dispatcher's database are held back.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Database } from "../../src/db/client.js";
-import { createDispatcher, type Dispatcher } from "../../src/delivery/dispatcher.js";
+import type { Dispatcher } from "../../src/delivery/dispatcher.js";
 import { onPostgres } from "../harness/db.js";
-import { drainDispatcher } from "../harness/drain.js";
+import { dispatcherFrom, drainDispatcher } from "../harness/drain.js";
 import type { TestOrg } from "../harness/server.js";
 import { deliveriesOf, endpointFor, gate, publish, useDeliveryServer } from "./support.js";
 
@@ -28,7 +28,7 @@ afterEach(async () => {
 
 function dispatcherOn(db: Database): Dispatcher {
   const deps = h.server.server.deps;
-  const d = createDispatcher({ db, logger: deps.logger, sender: deps.sender, secretBox: deps.secretBox, signal: deps.signal, config: deps.config.delivery, clock: deps.clock });
+  const d = dispatcherFrom(deps, { db });
   started.push(d);
   d.start();
   return d;
@@ -79,7 +79,7 @@ async function throughStall(dispatcher: Dispatcher, stall: { begin(): Promise<vo
     expect(r.requests.length).toBeLessThan(EVENTS * endpoints.length);
     await stall.end();
     await vi.waitUntil(() => r.requests.length >= EVENTS * endpoints.length, { timeout: 30_000, interval: 50 });
-    await drainDispatcher({ dispatcher, db: h.server.server.db, clock: h.server.server.deps.clock }, { timeoutMs: 30_000 });
+    await drainDispatcher({ ...h.server.server.deps, dispatcher }, { timeoutMs: 30_000 });
   } finally {
     clearInterval(sampler);
     await stall.end();

@@ -2,67 +2,25 @@
 // (its leases run out and another dispatcher finishes the work), and two live dispatchers never
 // send the same delivery twice within a lease. The workers are real `ars worker` processes
 // started through the CLI, configured only by environment variables, as an operator would.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DeliveryConfig } from "../../src/config.js";
 import { startWorker, type RunningWorker } from "../../src/worker.js";
 import { drainDispatcher } from "../harness/drain.js";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
-import { RECEIVER_HOST, deliveriesOf, endpointFor, gate, publish, useDeliveryServer, workerOptions, type DeliveryHarness } from "./support.js";
+import { deliveriesOf, endpointFor, gate, publish, useDeliveryServer, workerOptions, type DeliveryHarness } from "./support.js";
+import { useWorkerProcesses } from "./worker-process.js";
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
-const MAIN = resolve(import.meta.dirname, "../../src/main.ts");
 
 // The API alone: every delivery here is sent by the workers this file starts.
 const h: DeliveryHarness | undefined = onPostgres ? await useDeliveryServer({}, { dispatcher: false }) : undefined;
+const workerProcesses = useWorkerProcesses(() => h!);
 
-const dir = mkdtempSync(join(tmpdir(), "ars-crash-"));
-const children: ChildProcess[] = [];
 const workers: RunningWorker[] = [];
 afterAll(async () => {
-  for (const c of children) c.kill("SIGKILL");
   for (const w of workers) await w.close();
-  rmSync(dir, { recursive: true, force: true });
 });
-
-interface WorkerProcess {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<unknown>;
-}
-
-/** `ars worker` in a child process; resolves once it reports that it runs. */
-async function spawnWorker(h: DeliveryHarness, delivery: Record<string, string>): Promise<WorkerProcess> {
-  const caFile = join(dir, "ca.pem");
-  writeFileSync(caFile, h.ca.cert);
-  const config = h.server.server.deps.config;
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "worker"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: config.databaseUrl,
-      ARS_ENCRYPTION_KEY: config.encryptionKey,
-      ARS_STATIC_HOSTS: `${RECEIVER_HOST}=127.0.0.1`,
-      ARS_ALLOW_PRIVATE_CIDRS: "127.0.0.1/32",
-      ARS_EXTRA_CA_FILE: caFile,
-      ARS_LOG_LEVEL: "warn",
-      ...delivery,
-    },
-  });
-  children.push(child);
-  let output = "";
-  child.stdout!.on("data", (c) => (output += c));
-  child.stderr!.on("data", (c) => (output += c));
-  const exited = new Promise((done) => child.once("exit", done));
-  await new Promise<void>((ready, fail) => {
-    child.stdout!.on("data", () => output.includes("delivery worker running") && ready());
-    void exited.then(() => fail(new Error(`worker exited before it ran:\n${output}`)));
-  });
-  return { child, output: () => output, exited };
-}
 
 /** A dispatcher in this process, with its own database pool, as a second (or recovering) worker. */
 async function inProcessWorker(h: DeliveryHarness, delivery: Partial<DeliveryConfig>) {
@@ -86,7 +44,7 @@ describe.skipIf(!onPostgres)("several dispatchers on one PostgreSQL (PostgreSQL 
     });
     const ep = await endpointFor(org.api, r.url);
     // Poll of a minute: the worker can only hear of the events through LISTEN/NOTIFY.
-    const doomed = await spawnWorker(h!, { ARS_DELIVERY_LEASE_MS: String(LEASE_MS), ARS_DELIVERY_POLL_MS: "60000" });
+    const doomed = await workerProcesses.spawn({ ARS_DELIVERY_LEASE_MS: String(LEASE_MS), ARS_DELIVERY_POLL_MS: "60000" });
 
     const events = [];
     for (let i = 0; i < 5; i++) events.push(await publish(org.api));
@@ -140,7 +98,7 @@ describe.skipIf(!onPostgres)("several dispatchers on one PostgreSQL (PostgreSQL 
     });
     for (let i = 0; i < 3; i++) endpoints.push(await endpointFor(org.api, `${r.url}/${i}`));
     const lease = { ARS_DELIVERY_LEASE_MS: "30000", ARS_DELIVERY_POLL_MS: "50", ARS_DELIVERY_CONCURRENCY: "4" };
-    const child = await spawnWorker(h!, lease);
+    const child = await workerProcesses.spawn(lease);
     const local = await inProcessWorker(h!, { leaseMs: 30_000, concurrency: 4 });
 
     for (let i = 0; i < 10; i++) await publish(org.api);

@@ -115,9 +115,10 @@ describe("concurrency limits", () => {
     const leased = async () =>
       (await h.server.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND lease_owner IS NOT NULL", [ep.id]))[0]!.n;
     // Two sending and four waiting for a slot: a freed slot never waits for a claim's round trip.
-    await expect.poll(async () => (await h.server.server.dispatcher!.claimNow(), leased()), { timeout: 5_000, interval: 20 }).toBe(6);
+    const wake = () => h.server.server.deps.signal.notify();
+    await expect.poll(async () => (wake(), leased()), { timeout: 5_000, interval: 20 }).toBe(6);
+    wake();
     await quietWindow();
-    await h.server.server.dispatcher!.claimNow();
     expect(await leased()).toBe(6);
     expect(r.requests).toHaveLength(2);
     release();
@@ -264,7 +265,7 @@ describe("stopping", () => {
     const inFlight = await publish(org.api);
     await r.nextRequest();
 
-    const dispatcher = h.server.server.dispatcher!;
+    const { dispatcher } = h.server.server;
     let stopped = false;
     const stopping = dispatcher.stop().then(() => (stopped = true));
     const queued = await publish(org.api);

@@ -1,15 +1,13 @@
 // Leases (docs/delivery.md#leases): a row a dispatcher holds, waiting for a slot or being
 // attempted, stays its own however long that takes, because its lease is renewed while held; a
-// waiting row whose lease was lost is dropped, never sent; and whose lease has run out is judged
-// by the database's clock, not by a worker's.
+// waiting row whose lease was lost is dropped, never sent. (Whose lease has run out is judged by
+// the database's clock, not a worker's: test/delivery/clock-skew.test.ts.)
 import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { Database } from "../../src/db/client.js";
-import type { Clock } from "../../src/delivery/clock.js";
-import type { QueueSignal } from "../../src/delivery/queue-signal.js";
-import { createDispatcher, type Dispatcher } from "../../src/delivery/dispatcher.js";
-import { drainDispatcher } from "../harness/drain.js";
+import type { Dispatcher } from "../../src/delivery/dispatcher.js";
+import { dispatcherFrom, drainDispatcher, idleOf, manualSignal } from "../harness/drain.js";
 import { moved, scrape } from "../harness/metrics.js";
 import type { TestOrg } from "../harness/server.js";
 import { deliveriesOf, endpointFor, gate, publish, useDeliveryServer } from "./support.js";
@@ -30,12 +28,9 @@ afterEach(async () => {
 });
 
 /** A second engine on the same database, as another worker would run it (its own leases and slots). */
-function secondDispatcher(opts: { clock?: Clock } = {}): Dispatcher {
+function secondDispatcher(): Dispatcher {
   const deps = h.server.server.deps;
-  const d = createDispatcher({
-    db: deps.db, logger: deps.logger, sender: deps.sender, secretBox: deps.secretBox, signal: deps.signal,
-    config: { ...deps.config.delivery }, clock: opts.clock ?? deps.clock,
-  });
+  const d = dispatcherFrom(deps, { config: { ...deps.config.delivery } });
   others.push(d);
   return d;
 }
@@ -79,7 +74,7 @@ describe("leases held by live dispatchers", () => {
     for (let i = 0; i < EVENTS; i++) await publish(org.api);
     const expected = EVENTS * endpoints.length;
     await vi.waitUntil(() => r.requests.length >= expected, { timeout: 30_000, interval: 50 });
-    await Promise.all([drainDispatcher(h.server.server.deps, { timeoutMs: 30_000 }), second.idle()]);
+    await Promise.all([drainDispatcher(h.server.server.deps, { timeoutMs: 30_000 }), idleOf(second)]);
     await drainDispatcher(h.server.server.deps, { timeoutMs: 30_000 });
 
     const seen = arrivals(r.requests);
@@ -171,12 +166,6 @@ function withHeldClaims(db: Database) {
   };
 }
 
-/**
- * No wake-ups: the dispatcher under test claims only when the test asks it to. (A publish wakes
- * dispatchers twice on PostgreSQL, in-process and by NOTIFY, and the second wake-up's claim would
- * take the place of the one the test holds.)
- */
-const onlyWhenAsked: QueueSignal = { notify: () => undefined, onWake: () => () => undefined, close: () => Promise.resolve() };
 
 describe("a row claimed again by its own dispatcher", () => {
   it("When a claim sent before the dispatcher took a row returns it again after its lease lapsed, Then the row is sent once and recorded under the newer lease", async () => {
@@ -188,16 +177,20 @@ describe("a row claimed again by its own dispatcher", () => {
       },
     });
     const ep = await endpointFor(org.api, r.url);
-    await h.server.server.dispatcher!.stop(); // only the dispatcher under test claims
+    await h.server.server.dispatcher.stop(); // only the dispatcher under test claims
     const deps = h.server.server.deps;
     const claims = withHeldClaims(deps.db);
-    const d = createDispatcher({
-      db: claims.db, logger: deps.logger, sender: deps.sender, secretBox: deps.secretBox, signal: onlyWhenAsked, clock: deps.clock,
+    // No wake-ups but the test's: the dispatcher under test claims only when the test asks it to.
+    // (A publish wakes dispatchers twice on PostgreSQL, in-process and by NOTIFY, and the second
+    // wake-up's claim would take the place of the one the test holds.)
+    const wake = manualSignal();
+    const d = dispatcherFrom(deps, {
+      db: claims.db, signal: wake,
       config: { ...deps.config.delivery, pollIntervalMs: 60_000, concurrency: 4, batchSize: 4 },
     });
     others.push(d);
     d.start();
-    await d.idle();
+    await idleOf(d);
 
     // Claim A takes the row, but its answer is held; claim B is sent meanwhile (so it cannot
     // exclude the row) and held before it runs.
@@ -205,13 +198,14 @@ describe("a row claimed again by its own dispatcher", () => {
     const runB = gate();
     claims.holdNextResult(resultA.promise);
     await publish(org.api);
-    void d.claimNow();
+    wake.fire();
     const leaseOwner = async () =>
       (await h.server.server.db.query<{ lease_owner: string | null }>("SELECT lease_owner FROM webhook_deliveries WHERE endpoint_id = $1", [ep.id]))[0]?.lease_owner ?? null;
     await vi.waitUntil(async () => (await leaseOwner()) !== null, { timeout: 10_000, interval: 10 });
     const leaseA = await leaseOwner();
     claims.holdNextBefore(runB.promise);
-    const b = d.claimNow();
+    // B goes out while A is still on the wire: the dispatcher claims up to two at once
+    wake.fire();
     resultA.open();
     await r.nextRequest({ timeoutMs: 10_000 });
     // Its lease lapses while it is being sent (the database out of reach for a lease, say: no
@@ -220,50 +214,18 @@ describe("a row claimed again by its own dispatcher", () => {
     await claims.holdRenewals(renewalsBack.promise);
     await h.server.server.db.query("UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE endpoint_id = $1", [ep.id]);
     runB.open();
-    expect(await b).toBe(1);
+    await vi.waitUntil(async () => (await leaseOwner()) !== leaseA, { timeout: 10_000, interval: 10 });
     const leaseB = await leaseOwner();
     expect(leaseB, "the row claimed again, by the same dispatcher under a newer lease").not.toBe(leaseA);
     expect(leaseB?.startsWith(`${d.id}:`)).toBe(true);
     renewalsBack.open();
     answer.open();
-    await drainDispatcher({ dispatcher: d, db: deps.db, clock: deps.clock }, { timeoutMs: 10_000 });
+    await drainDispatcher({ ...deps, dispatcher: d }, { timeoutMs: 10_000 });
     // a lease later, nothing was sent again
     await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200));
     expect(r.requests).toHaveLength(1);
     const [delivery] = await deliveriesOf(org.api, ep.id);
     expect(delivery).toMatchObject({ status: "succeeded", attempt_count: 1 });
     expect(await attemptRows(delivery!.id)).toBe(1);
-  });
-});
-
-describe("the database's clock", () => {
-  it("When a worker's clock runs an hour fast, Then it takes no row another worker's lease still covers and sends no retry before it is due", async () => {
-    const r = await h.receiver();
-    const ep = await endpointFor(org.api, r.url);
-    // Only the fast worker runs here (the file's last test: the server's dispatcher stays stopped).
-    await h.server.server.dispatcher!.stop();
-    const base = h.server.server.deps.clock;
-    const fast: Clock = { now: () => new Date(base.now().getTime() + 3_600_000), setTimeout: base.setTimeout };
-    const dispatcher = secondDispatcher({ clock: fast });
-    const leased = await publish(org.api);
-    const retry = await publish(org.api);
-    // One row leased by another worker for ten minutes, one retry due in ten minutes, both by the database's clock.
-    await h.server.server.db.query(
-      `UPDATE webhook_deliveries SET lease_owner = 'another-worker:1', locked_until = now() + interval '10 minutes'
-        WHERE endpoint_id = $1 AND event_id = $2`,
-      [ep.id, leased.id],
-    );
-    await h.server.server.db.query(
-      `UPDATE webhook_deliveries SET status = 'retrying', next_attempt_at = now() + interval '10 minutes'
-        WHERE endpoint_id = $1 AND event_id = $2`,
-      [ep.id, retry.id],
-    );
-    const due = await publish(org.api);
-    dispatcher.start();
-    await r.nextRequest({ timeoutMs: 10_000 });
-    await dispatcher.claimNow();
-    await dispatcher.idle();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(r.requests.map((q) => q.headers["webhook-id"])).toEqual([due.id]);
   });
 });

@@ -1,15 +1,16 @@
 // Webhook listeners end to end through the real server: a listener registered, its stream held
 // open with fetch, deliveries signed and shaped as for HTTPS endpoints coming down the stream,
-// answers posted back and recorded as attempts; a dropped stream, the grace period, the limit.
-import type { CreatedWebhookEndpoint, paths, WebhookDelivery, WebhookDeliveryAttempt } from "@audit-review/api-types/internal";
+// answers posted back and recorded as attempts; a dropped stream, the grace period, the limits.
+// What a listener may not do to the service is in listener-safety.test.ts.
+import type { paths } from "@audit-review/api-types/internal";
 import { testServerOptions } from "@audit-review/test-kit/server-options";
 import createClient from "openapi-fetch";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/lib/logger.js";
 import { startServer } from "../../src/server.js";
 import { onPostgres } from "../harness/db.js";
-import { createEndpoint, ingestQuestionSet, problemOf, publishEvent, rawProblem, remember, unknownId } from "../harness/factories.js";
-import type { Api, TestServer } from "../harness/server.js";
+import { createEndpoint, ingestQuestionSet, problemOf, publishEvent, rawProblem, unknownId } from "../harness/factories.js";
+import { answer, attemptsOf, createListener, deliveryOf, openStream, until, type Delivered } from "./listener-streams.js";
 import { RECEIVER_HOST, useDeliveryServer, verifyWebhook } from "./support.js";
 
 // The lease outlasts the clock jumps below (a connected listener stays connected through them);
@@ -19,106 +20,6 @@ const { server, clock } = await useDeliveryServer(
   { totalTimeoutMs: 1_500, scheduleMs: [0, 60_000, 60_000] },
   { listenerGraceMs: GRACE_MS, listenerLeaseMs: 120_000 },
 );
-
-interface Delivered {
-  request_id: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** An open stream of a listener: its events in order, read as they arrive. */
-interface Stream {
-  response: Response;
-  next(name: string, timeoutMs?: number): Promise<unknown>;
-  close(): void;
-}
-
-const streams: Stream[] = [];
-afterEach(() => {
-  for (const s of streams.splice(0)) s.close();
-});
-
-async function openStream(srv: TestServer, token: string, listenerId: string): Promise<Stream> {
-  const controller = new AbortController();
-  const response = await fetch(`${srv.url}/v2/webhook_listeners/${listenerId}/stream`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
-  const events: Array<{ name: string; data: unknown }> = [];
-  const waiters: Array<() => void> = [];
-  if (response.ok && response.body) {
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    void (async () => {
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          buffer += decoder.decode(value, { stream: true });
-          let end: number;
-          while ((end = buffer.indexOf("\n\n")) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const name = /^event: (.*)$/m.exec(block)?.[1];
-            const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (name && data) events.push({ name, data: JSON.parse(data) });
-            for (const w of waiters.splice(0)) w();
-          }
-        }
-      } catch {
-        // aborted by close()
-      }
-    })();
-  }
-  const stream: Stream = {
-    response,
-    async next(name, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const i = events.findIndex((e) => e.name === name);
-        if (i >= 0) return events.splice(i, 1)[0]!.data;
-        if (Date.now() > deadline) throw new Error(`no ${name} event within ${timeoutMs} ms`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 100);
-        });
-      }
-    },
-    close: () => controller.abort(),
-  };
-  streams.push(stream);
-  return stream;
-}
-
-async function createListener(api: Api, body: object = {}): Promise<CreatedWebhookEndpoint> {
-  const { data, response, error } = await api.POST("/v2/webhook_listeners", { body });
-  if (!data) throw new Error(`createWebhookListener answered ${response.status}: ${JSON.stringify(error)}`);
-  remember(data.secret);
-  return data;
-}
-
-const answer = (api: Api, listenerId: string, body: { request_id: string; status?: number; body?: string; duration_ms: number; error?: { code: "connection_error" | "timeout"; message: string } }) =>
-  api.POST("/v2/webhook_listeners/{listener_id}/answers", { params: { path: { listener_id: listenerId } }, body });
-
-async function deliveryOf(api: Api, eventId: string, endpointId: string): Promise<WebhookDelivery> {
-  const { data } = await api.GET("/v2/webhook_deliveries", { params: { query: { endpoint_id: endpointId, limit: 100 } } });
-  return data!.data.find((d) => d.event_id === eventId)!;
-}
-
-async function attemptsOf(api: Api, deliveryId: string): Promise<WebhookDeliveryAttempt[]> {
-  const { data } = await api.GET("/v2/webhook_deliveries/{delivery_id}/attempts", { params: { path: { delivery_id: deliveryId } } });
-  return data!.data;
-}
-
-/** Waits until `check` holds (the engine records asynchronously), failing after `timeoutMs`. */
-async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(v)}`);
-    await server.server.deps.signal.notify();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("POST /v2/webhook_listeners", () => {
   it("when a listener is created, then it is an endpoint with a listener: URL and the create's defaults, and its secret is the token's (the same on every run)", async () => {
@@ -185,7 +86,7 @@ describe("GET /v2/webhook_listeners/{listener_id}/stream", () => {
     const answered = await answer(api, listener.id, { request_id: req.request_id, status: 200, body: "thanks", duration_ms: 7 });
     expect(answered.response.status).toBe(204);
 
-    const delivery = await until(() => deliveryOf(api, request.id, listener.id), (d) => d?.status === "succeeded");
+    const delivery = await until(server, () => deliveryOf(api, request.id, listener.id), (d) => d?.status === "succeeded");
     const [attempt] = await attemptsOf(api, delivery.id);
     expect(attempt).toMatchObject({ attempt_number: 1, trigger: "scheduled", url: `listener:${listener.id}`, response_status: 200, response_body: "thanks", error: null });
   });
@@ -206,65 +107,95 @@ describe("GET /v2/webhook_listeners/{listener_id}/stream", () => {
     const e3 = await publishEvent(api, { data: { question_set_id: set.id } });
     await stream.next("delivery"); // never answered
 
-    const d1 = await until(() => deliveryOf(api, e1.request.id, listener.id), (d) => d?.status === "retrying");
-    const d2 = await until(() => deliveryOf(api, e2.request.id, listener.id), (d) => d?.status === "retrying");
-    const d3 = await until(() => deliveryOf(api, e3.request.id, listener.id), (d) => d?.status === "retrying");
+    const d1 = await until(server, () => deliveryOf(api, e1.request.id, listener.id), (d) => d?.status === "retrying");
+    const d2 = await until(server, () => deliveryOf(api, e2.request.id, listener.id), (d) => d?.status === "retrying");
+    const d3 = await until(server, () => deliveryOf(api, e3.request.id, listener.id), (d) => d?.status === "retrying");
     expect(d1).toMatchObject({ last_response_status: 500, last_error: { code: "unexpected_status" } });
     expect(d2).toMatchObject({ last_response_status: null, last_error: { code: "connection_error", message: expect.stringContaining("ECONNREFUSED") } });
     expect(d3).toMatchObject({ last_response_status: null, last_error: { code: "timeout" } });
     expect((await attemptsOf(api, d1.id))[0]).toMatchObject({ response_status: 500, response_body: "boom" });
   });
 
-  it("when a second stream, another org or an HTTPS endpoint's id asks for the stream, then 409 LISTENER_IN_USE or 404", async () => {
-    const { api, token } = await server.newOrg();
+  it("when another token of the org, another org or an HTTPS endpoint's id asks for the stream, then 409 LISTENER_IN_USE or 404", async () => {
+    const { api, token, orgId } = await server.newOrg();
     const other = await server.newOrg();
     const listener = await createListener(api);
     const https = await createEndpoint(api, { url: `https://${RECEIVER_HOST}/https` });
     await (await openStream(server, token, listener.id)).next("ready");
 
-    await rawProblem((await openStream(server, token, listener.id)).response, { status: 409, code: "LISTENER_IN_USE" });
+    const secondToken = await server.token(orgId, ["webhooks:write"]);
+    await rawProblem((await openStream(server, secondToken, listener.id)).response, { status: 409, code: "LISTENER_IN_USE" });
     await rawProblem((await openStream(server, other.token, listener.id)).response, { status: 404, code: "NOT_FOUND" });
     await rawProblem((await openStream(server, token, https.id)).response, { status: 404, code: "NOT_FOUND" });
     problemOf(await answer(other.api, listener.id, { request_id: unknownId(), status: 200, duration_ms: 1 }), { status: 404, code: "NOT_FOUND" });
   });
 
-  it("when an answer has both status and error, or neither, then 400 names both", async () => {
+  it("when an answer has both status and error, neither, or an error with a body, then 400 names every field at fault", async () => {
     const { api } = await server.newOrg();
     const listener = await createListener(api);
+    const error = { code: "timeout" as const, message: "x" };
 
-    for (const body of [
-      { request_id: unknownId(), status: 200, error: { code: "timeout" as const, message: "x" }, duration_ms: 1 },
-      { request_id: unknownId(), duration_ms: 1 },
-    ]) {
+    for (const [body, names] of [
+      [{ request_id: unknownId(), status: 200, error, duration_ms: 1 }, ["error"]],
+      [{ request_id: unknownId(), duration_ms: 1 }, ["error", "status"]],
+      [{ request_id: unknownId(), error, body: "what the receiver said", duration_ms: 1 }, ["body"]],
+      [{ request_id: unknownId(), status: 200, error, body: "both", duration_ms: 1 }, ["body", "error"]],
+    ] as const) {
       const problem = problemOf(await answer(api, listener.id, body), { status: 400, code: "VALIDATION_ERROR" });
-      expect(problem.errors!.map((e) => e.name).sort()).toEqual(["error", "status"]);
+      expect(problem.errors!.map((e) => e.name).sort()).toEqual([...names]);
     }
   });
 });
 
 describe("a listener's lifecycle", () => {
-  it("when the stream drops, then due deliveries fail to connect and are retried (the server contacts nothing), and a reconnect within the grace period resumes them", async () => {
+  it("when its client reconnects with the same token while the old stream still looks open (it died unseen), then the new stream takes over at once and the old one is ended", async () => {
+    const { api, token } = await server.newOrg();
+    const set = await ingestQuestionSet(api);
+    const listener = await createListener(api);
+    const old = await openStream(server, token, listener.id);
+    await old.next("ready");
+    const fresh = await openStream(server, token, listener.id);
+    expect(fresh.response.status).toBe(200);
+    await fresh.next("ready");
+    expect(await old.next("closed")).toEqual({ reason: "a newer stream of the same token took the listener over" });
+    const { request } = await publishEvent(api, { data: { question_set_id: set.id } });
+    const req = (await fresh.next("delivery")) as Delivered;
+    expect(req.headers["webhook-id"]).toBe(request.id);
+    await answer(api, listener.id, { request_id: req.request_id, status: 200, duration_ms: 1 });
+    await until(server, () => deliveryOf(api, request.id, listener.id), (d) => d?.status === "succeeded");
+  });
+
+  it("when the stream drops, then its queued deliveries wait unattempted, events meanwhile skip it, and a reconnect within the grace period sends what waited", async () => {
     const { api, token } = await server.newOrg();
     const set = await ingestQuestionSet(api);
     const listener = await createListener(api);
     const first = await openStream(server, token, listener.id);
     await first.next("ready");
-    first.close();
-    await until(async () => (await server.server.db.query<{ until: Date }>("SELECT listener_connected_until AS until FROM webhook_endpoints WHERE id = $1", [listener.id]))[0]!.until, (u) => u.getTime() <= clock.now().getTime());
-
+    // one delivery on the stream, unanswered, when the stream drops
     const { request } = await publishEvent(api, { data: { question_set_id: set.id } });
-    const failed = await until(() => deliveryOf(api, request.id, listener.id), (d) => d?.status === "retrying");
-    expect(failed.last_error).toEqual({ code: "connection_error", message: "the webhook listener is not connected" });
-    expect((await attemptsOf(api, failed.id))[0]).toMatchObject({ url: `listener:${listener.id}`, error: { code: "connection_error" } });
+    await first.next("delivery");
+    first.close();
+    const failed = await until(server, () => deliveryOf(api, request.id, listener.id), (d) => d?.status === "retrying");
+    expect(failed.last_error?.code).toBe("connection_error");
+    expect(failed.last_error?.message).toContain("stream ended before it answered");
 
-    // back within the grace period: the retry comes down the new stream once due
+    // disconnected: an event now creates no delivery for it, and its retry, once due, is not attempted
+    const meanwhile = await publishEvent(api, { data: { question_set_id: set.id } });
+    expect(meanwhile.event.deliveries_created).toBe(0);
+    // (due now, by the database's rows: the retry schedule's minute is longer than the grace period)
+    await server.server.db.query("UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1", [failed.id, clock.now()]);
+    server.server.deps.signal.notify();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await deliveryOf(api, request.id, listener.id)).toMatchObject({ status: "retrying", attempt_count: 1 });
+
+    // back within the grace period: the retry comes down the new stream
     const second = await openStream(server, token, listener.id);
     await second.next("ready");
-    clock.advance(61_000);
     const req = (await second.next("delivery")) as Delivered;
     expect(req.headers["webhook-id"]).toBe(request.id);
     await answer(api, listener.id, { request_id: req.request_id, status: 204, duration_ms: 2 });
-    await until(() => deliveryOf(api, request.id, listener.id), (d) => d?.status === "succeeded");
+    const done = await until(server, () => deliveryOf(api, request.id, listener.id), (d) => d?.status === "succeeded");
+    expect(done.attempt_count).toBe(2);
   });
 
   it("when no stream has been connected for the grace period, then the listener is deleted, its queued deliveries fail and new events skip it", async () => {
@@ -273,12 +204,13 @@ describe("a listener's lifecycle", () => {
     const listener = await createListener(api);
     const s = await openStream(server, token, listener.id);
     await s.next("ready");
-    s.close();
     const { request } = await publishEvent(api, { data: { question_set_id: set.id } });
-    await until(() => deliveryOf(api, request.id, listener.id), (d) => d?.status === "retrying");
+    await s.next("delivery");
+    s.close();
+    await until(server, () => deliveryOf(api, request.id, listener.id), (d) => d?.status === "retrying");
 
     clock.advance(GRACE_MS + 1_000);
-    const gone = await until(() => deliveryOf(api, request.id, listener.id), (d) => d?.status === "failed");
+    const gone = await until(server, () => deliveryOf(api, request.id, listener.id), (d) => d?.status === "failed");
 
     expect(gone.last_error?.code).toBe("endpoint_deleted");
     problemOf(await api.GET("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: listener.id } } }), { status: 404, code: "NOT_FOUND" });
@@ -287,20 +219,22 @@ describe("a listener's lifecycle", () => {
     expect(later.event.deliveries_created).toBe(0);
   });
 
-  it("when the org has 20 endpoints, then a listener can be created but not connected; a connected listener counts toward the 20 and a disconnected one does not", async () => {
-    const { api, token } = await server.newOrg();
-    const https = [];
-    for (let i = 0; i < 19; i++) https.push(await createEndpoint(api, { url: `https://${RECEIVER_HOST}/${i}` }));
-    const listener = await createListener(api);
-    const stream = await openStream(server, token, listener.id);
-    await stream.next("ready");
-
-    problemOf(await api.POST("/v2/webhook_endpoints", { body: { url: `https://${RECEIVER_HOST}/one-more` } }), { status: 409, code: "ENDPOINT_LIMIT_REACHED" });
-    stream.close();
-    await until(async () => (await api.POST("/v2/webhook_endpoints", { body: { url: `https://${RECEIVER_HOST}/twentieth` } })).response.status, (status) => status === 201);
+  it("when listeners are created, then each counts toward the org's 20 endpoints from its creation, connected or not, and an org has at most 5", async () => {
+    const { api } = await server.newOrg();
+    for (let i = 0; i < 19; i++) await createEndpoint(api, { url: `https://${RECEIVER_HOST}/${i}` });
     const unconnected = await createListener(api);
-    await rawProblem((await openStream(server, token, unconnected.id)).response, { status: 409, code: "ENDPOINT_LIMIT_REACHED" });
-    expect(https).toHaveLength(19);
+    problemOf(await api.POST("/v2/webhook_endpoints", { body: { url: `https://${RECEIVER_HOST}/one-more` } }), { status: 409, code: "ENDPOINT_LIMIT_REACHED" });
+    problemOf(await api.POST("/v2/webhook_listeners", { body: {} }), { status: 409, code: "ENDPOINT_LIMIT_REACHED" });
+    await api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: unconnected.id } } });
+    expect((await api.POST("/v2/webhook_endpoints", { body: { url: `https://${RECEIVER_HOST}/twentieth` } })).response.status).toBe(201);
+
+    const other = await server.newOrg();
+    const five = [];
+    for (let i = 0; i < 5; i++) five.push(await createListener(other.api));
+    const sixth = problemOf(await other.api.POST("/v2/webhook_listeners", { body: {} }), { status: 409, code: "LISTENER_LIMIT_REACHED" });
+    expect(sixth.detail).toContain("at most 5");
+    await other.api.DELETE("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: five[0]!.id } } });
+    await createListener(other.api);
   });
 });
 
@@ -332,7 +266,7 @@ describe.skipIf(!onPostgres)("two API processes on one PostgreSQL (skipped unles
       }
 
       for (const e of published) {
-        const d = await until(() => deliveryOf(api, e.id, listener.id), (x) => x?.status === "succeeded");
+        const d = await until(server, () => deliveryOf(api, e.id, listener.id), (x) => x?.status === "succeeded");
         expect(d.attempt_count).toBe(1);
       }
     } finally {

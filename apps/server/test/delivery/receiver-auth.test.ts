@@ -6,7 +6,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { credentials } from "../harness/factories.js";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { Api, TestOrg } from "../harness/server.js";
-import { AUTH_HOST, PUBLIC_ADDRESS, endpointFor, onlyDelivery, publish, readEndpoint, rememberCredential, retryingAfterOne, useDeliveryServer } from "./support.js";
+import { startWorker } from "../../src/worker.js";
+import { AUTH_HOST, PUBLIC_ADDRESS, endpointFor, onlyDelivery, publish, readEndpoint, rememberCredential, retryingAfterOne, useDeliveryServer, workerOptions } from "./support.js";
 
 const h = await useDeliveryServer({ scheduleMs: [0, 600_000] });
 
@@ -149,6 +150,23 @@ describe("OAuth2 client credentials", () => {
     expect(await onlyDelivery(org.api, ep.id)).toMatchObject(retryingAfterOne(401, { code: "unexpected_status", message: "receiver answered 401" }));
   });
 
+  it("When the endpoint's authentication is updated (same token URL and client id, a new secret), Then the cached token is dropped at once and the next delivery fetches one with the new secret", async () => {
+    const tokens = await tokenServer();
+    const r = await h.receiver();
+    const ep = await endpointFor(org.api, r.url, oauth(tokens.url));
+    await publish(org.api);
+    expect((await r.nextRequest()).headers.authorization).toBe(`Bearer ${tokens.token(1)}`);
+    await h.server.drain();
+    const rotated = `cs-${unique()}`;
+    rememberCredential(rotated);
+    await org.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } }, body: oauth(tokens.url, rotated) });
+    await publish(org.api);
+    expect((await r.nextRequest()).headers.authorization).toBe(`Bearer ${tokens.token(2)}`);
+    expect(tokens.server.requests).toHaveLength(2);
+    expect(new URLSearchParams(tokens.server.requests[1]!.body).get("client_secret")).toBe(rotated);
+    await h.server.drain();
+  });
+
   it("When the token server fails, Then the attempt is an auth_error, the receiver is not called, and the secret is nowhere", async () => {
     const tokens = await tokenServer({ status: 500 });
     const r = await h.receiver();
@@ -173,5 +191,27 @@ describe("OAuth2 client credentials", () => {
     expect(tokens.connections).toBe(0);
     expect(r.requests).toHaveLength(0);
     expect(await onlyDelivery(org.api, ep.id)).toMatchObject(retryingAfterOne(null, { code: "auth_error", message: `token request to ${host}:${tokens.port} failed: ${host} resolves to 10.0.0.9, which is not an allowed destination` }));
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)("another process's caches (PostgreSQL only: LISTEN/NOTIFY)", () => {
+  // Last in the file: the server's own dispatcher stays stopped, so the worker sends everything.
+  it("When an endpoint is updated through the API, Then a worker in another process drops its cached token too", async () => {
+    await h.server.server.dispatcher.stop();
+    const worker = await startWorker(workerOptions(h, {}));
+    try {
+      const tokens = await tokenServer();
+      const r = await h.receiver();
+      const ep = await endpointFor(org.api, r.url, oauth(tokens.url));
+      await publish(org.api);
+      expect((await r.nextRequest({ timeoutMs: 15_000 })).headers.authorization).toBe(`Bearer ${tokens.token(1)}`);
+      const rotated = `cs-${unique()}`;
+      rememberCredential(rotated);
+      await org.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } }, body: oauth(tokens.url, rotated) });
+      await publish(org.api);
+      expect((await r.nextRequest({ timeoutMs: 15_000 })).headers.authorization).toBe(`Bearer ${tokens.token(2)}`);
+    } finally {
+      await worker.close();
+    }
   });
 });

@@ -35,18 +35,19 @@ const SEED = `
 /** Claims both seeded rows and builds an outcome for each: a success for HEALTHY, a retrying failure for FAILING. */
 async function claimBoth(queue: ReturnType<typeof deliveriesQueueRepo>, now: Date) {
   const claim = await queue.claim({
-    leaseToken: "lease", limit: 10, leaseMs: 60_000, perEndpoint: 4, busyEndpoints: new Map(), skipEndpoints: [], inFlight: [],
+    leaseToken: "lease", limit: 10, leaseMs: 60_000, now, scope: { kind: "all", streams: [] }, perEndpoint: 4,
+    busyEndpoints: new Map(), skipEndpoints: [], inFlight: [],
   });
   expect(claim.rows).toHaveLength(2);
   return (endpointId: string): OutcomeRecord => {
     const row = claim.rows.find((r) => r.endpoint_id === endpointId)!;
     const ok = endpointId === HEALTHY;
     return {
-      deliveryId: row.id, endpointId, leaseToken: "lease", at: now,
+      deliveryId: row.id, createdAt: row.created_at, endpointId, leaseToken: "lease", at: now,
       update: {
         status: ok ? "succeeded" : "retrying", attempt_count: 1, next_attempt_at: ok ? null : new Date(now.getTime() + 60_000),
         last_response_status: ok ? 200 : 500, last_error_code: ok ? null : "unexpected_status", last_error_message: ok ? null : "500",
-        delivered_at: ok ? now : null,
+        delivered_at: ok ? now : null, next_trigger: "scheduled",
       },
       effect: ok ? "healthy" : "failing",
       attempt: { id: newId(), trigger: "scheduled", url: "https://example.com/", started_at: now, duration_ms: 3, response_body: null },

@@ -14,7 +14,7 @@ import { createTestCa, type TestCa } from "@audit-review/test-kit/ca";
 import { startReceiver, type Receiver, type ReceiverOptions } from "@audit-review/test-kit/receiver";
 import { afterAll, afterEach, expect } from "vitest";
 import type { DeliveryConfig } from "../../src/config.js";
-import { adjustableClock, type AdjustableClock } from "../../src/delivery/clock.js";
+import { adjustableClock, type AdjustableClock } from "../harness/clock.js";
 import { staticResolver, type Resolver } from "../../src/net/resolver.js";
 import type { StartServerOptions } from "../../src/server.js";
 import { Writable } from "node:stream";
@@ -54,7 +54,7 @@ export async function useDeliveryServer(delivery: Partial<DeliveryConfig>, opts:
   const resolver: Resolver = (name) => staticResolver(Object.fromEntries(hosts))(name);
   const clock = adjustableClock();
   const server = await useApiServer({
-    clock,
+    clock: () => clock,
     dispatcher: true,
     resolver,
     allowCidrs: ["127.0.0.1/32"],
@@ -89,7 +89,8 @@ export function workerOptions(h: DeliveryHarness, delivery: Partial<DeliveryConf
   return {
     databaseUrl: config.databaseUrl,
     encryptionKey: config.encryptionKey,
-    resolver: staticResolver({ [RECEIVER_HOST]: ["127.0.0.1"] }),
+    // the names the server resolves, as they are when a lookup happens
+    resolver: (name) => staticResolver(Object.fromEntries(h.hosts))(name),
     allowCidrs: ["127.0.0.1/32"],
     extraCa: h.ca.cert,
     delivery: { jitter: 0, pollIntervalMs: 50, ...delivery },

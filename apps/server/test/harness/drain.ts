@@ -1,10 +1,14 @@
-// "Wait until the queue is worked off": what tests ask of a running dispatcher, built only on its
-// public surface (`idle`, `claimNow`) and the queue's rows. Test-only, so it lives here and not
-// on the production dispatcher.
+// "Wait until the queue is worked off": what tests ask of a running dispatcher, built only on
+// what production offers anyway: its `stats()` (what it holds, as the metrics read it), the
+// queue signal that wakes it, and the queue's rows judged by the engine's clock. Test-only, so it
+// lives here and not on the production dispatcher.
 import type { Deps } from "../../src/deps.js";
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../../src/delivery/dispatcher.js";
+import type { QueueSignal } from "../../src/delivery/queue-signal.js";
+import { LIVE_SQL } from "../../src/repos/delivery-sql.js";
 
 export interface DrainOptions {
-  /** Also wait for retries scheduled in the future, until no row is pending or retrying. */
+  /** Also wait for retries scheduled in the future, until no row is pending or retrying at all. */
   untilSettled?: boolean;
   timeoutMs?: number;
   /**
@@ -17,44 +21,77 @@ export interface DrainOptions {
 // Not longer than a short recheck: a row may be leased by another live dispatcher that records
 // it long before its lease would run out.
 const SETTLE_RECHECK_MS = 25;
-const CLAIM_RECHECK_MS = 10;
+const RECHECK_MS = 10;
 
 // How long until the next row becomes claimable (due and not leased), judged as the claim judges
-// it: by the database's clock moved by the engine clock's lead (repos/deliveries-queue.repo.ts).
+// it: by the engine's clock ($1).
 const NEXT_CLAIMABLE = `
-SELECT EXTRACT(EPOCH FROM min(GREATEST(next_attempt_at, COALESCE(locked_until, next_attempt_at)))
-         - (now() + $1::float8 * interval '1 millisecond')) * 1000 AS wait_ms
+SELECT EXTRACT(EPOCH FROM min(GREATEST(next_attempt_at, COALESCE(locked_until, next_attempt_at))) - $1::timestamptz) * 1000 AS wait_ms
   FROM webhook_deliveries
- WHERE status IN ('pending', 'retrying')`;
+ WHERE status IN ${LIVE_SQL}`;
 
 /** Resolves once nothing is due or in flight (`untilSettled`: nothing pending or retrying at all). */
 export async function drainDispatcher(
-  { dispatcher, db, clock }: Pick<Deps, "dispatcher" | "db" | "clock">,
+  { dispatcher, db, clock, signal }: Pick<Deps, "dispatcher" | "db" | "clock" | "signal">,
   { untilSettled = false, timeoutMs = 30_000, advance }: DrainOptions = {},
 ): Promise<void> {
-  if (!dispatcher) throw new Error("drain needs a process with its dispatcher on");
   // The deadline is real time: a test that advances the clock still gives up after timeoutMs.
   const deadline = Date.now() + timeoutMs;
-  const within = <T>(p: Promise<T>, what: string) => {
-    const left = deadline - Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`dispatcher drain timed out ${what}`)), Math.max(0, left))));
-    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  const pause = async (ms: number, what: string) => {
+    if (Date.now() > deadline) throw new Error(`dispatcher drain timed out ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, ms));
   };
-  const pause = (ms: number) => within(new Promise((resolve) => setTimeout(resolve, ms)), "waiting for due deliveries");
   for (;;) {
-    await within(dispatcher.idle(), "with deliveries in flight");
-    const [row] = await db.query<{ wait_ms: string | number | null }>(NEXT_CLAIMABLE, [clock.aheadMs?.() ?? 0]);
+    // something claimed, sent or being recorded (or a claim on the wire): let it finish
+    if (dispatcher.stats().held > 0) {
+      await pause(RECHECK_MS, "with deliveries in flight");
+      continue;
+    }
+    const [row] = await db.query<{ wait_ms: string | number | null }>(NEXT_CLAIMABLE, [clock.now()]);
     if (row?.wait_ms == null) return;
     const wait = Number(row.wait_ms);
     if (wait > 0) {
       if (!untilSettled) return;
       if (advance) advance(Math.ceil(wait) + 1);
-      else await pause(Math.min(Math.ceil(wait) + 1, SETTLE_RECHECK_MS));
+      else await pause(Math.min(Math.ceil(wait) + 1, SETTLE_RECHECK_MS), "waiting for due deliveries");
       continue;
     }
-    // Due, yet nothing claimable by us (per-endpoint cap, or a row another dispatcher just
-    // took): look again shortly rather than spin.
-    if ((await within(dispatcher.claimNow(), "claiming")) === 0) await pause(CLAIM_RECHECK_MS);
+    // Due and claimable: wake the dispatcher (as a new delivery does) and look again shortly. A
+    // row it cannot take (its per-endpoint cap, or another dispatcher's) is simply seen again.
+    signal.notify();
+    await pause(RECHECK_MS, "waiting for due deliveries to be claimed");
   }
+}
+
+export type DispatcherOverrides = Partial<Pick<DispatcherOptions, "db" | "signal" | "config" | "clock" | "id" | "scope">>;
+
+/** Another dispatcher wired like the server's own (its transports, signal, clock), with what a test overrides. */
+export function dispatcherFrom(deps: Deps, o: DispatcherOverrides = {}): Dispatcher {
+  return createDispatcher({
+    db: deps.db, logger: deps.logger, sender: deps.sender, listeners: deps.listeners, scope: "all", secretBox: deps.secretBox,
+    signal: deps.signal, endpointChanges: deps.endpointChanges, config: deps.config.delivery, clock: deps.clock, ...o,
+  });
+}
+
+/** Resolves once the dispatcher holds nothing: no claim on the wire, no row waiting, sent or being recorded. */
+export async function idleOf(dispatcher: Dispatcher, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (dispatcher.stats().held > 0) {
+    if (Date.now() > deadline) throw new Error(`dispatcher ${dispatcher.id} still holds rows after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A queue signal that wakes its dispatchers only when the test fires it (no NOTIFY, no in-process wake-ups from publishing). */
+export function manualSignal(): QueueSignal & { fire(): void } {
+  const listeners = new Set<() => void>();
+  return {
+    notify: () => undefined,
+    onWake(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    close: () => Promise.resolve(),
+    fire: () => listeners.forEach((fn) => fn()),
+  };
 }

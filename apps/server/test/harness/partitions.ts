@@ -1,12 +1,12 @@
 // Day partitions for tests that need rows spread over several of them: housekeeping run as if
 // the first run had happened `days` ago (the history then ends there), then today.
 import type { Database, SqlExecutor } from "../../src/db/client.js";
-import { systemClock, type Clock } from "../../src/delivery/clock.js";
 import { createHousekeeper, type Housekeeper, type HousekeepingSummary } from "../../src/housekeeping/housekeeper.js";
 import { createLogger } from "../../src/lib/logger.js";
-import { DAY_MS, retention } from "../../src/lib/retention.js";
+import { DAY_MS, retention } from "../../src/domain/retention.js";
 
-export const fixedClock = (at: Date): Clock => ({ now: () => new Date(at), setTimeout: systemClock.setTimeout });
+export { fixedClock } from "./clock.js";
+import { fixedClock } from "./clock.js";
 
 /** Day partitions from `days` ago to a week ahead; rows older than that stay in the history. */
 export async function partitionDays(db: Database, days: number): Promise<void> {

@@ -88,7 +88,7 @@ export async function startTestServer(opts: StartServerOptions = {}): Promise<Te
       });
     },
     drain(opts) {
-      if (!server.dispatcher) throw new Error("drain() needs startTestServer({ dispatcher: true })");
+      if (server.dispatcher.scope !== "all") throw new Error("drain() needs startTestServer({ dispatcher: true })");
       return drainDispatcher(server.deps, opts);
     },
     close,

@@ -4,10 +4,10 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.js";
-import { adjustableClock } from "../../src/delivery/clock.js";
+import { adjustableClock } from "../harness/clock.js";
 import { createHousekeeper, DEFAULT_AHEAD_DAYS, HOUSEKEEPING_LOCK_KEY, type HousekeepingSummary } from "../../src/housekeeping/housekeeper.js";
 import { createLogger } from "../../src/lib/logger.js";
-import { DAY_MS, dayStart, retention } from "../../src/lib/retention.js";
+import { DAY_MS, dayStart, retention } from "../../src/domain/retention.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 import { fixedClock } from "../harness/partitions.js";
 

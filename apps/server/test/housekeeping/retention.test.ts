@@ -4,7 +4,7 @@
 // engine's adjustable clock: events are stamped with it, housekeeping judges by it.
 import { describe, expect, it } from "vitest";
 import type { HousekeepingSummary } from "../../src/housekeeping/housekeeper.js";
-import { DAY_MS, dayStart } from "../../src/lib/retention.js";
+import { DAY_MS, dayStart } from "../../src/domain/retention.js";
 import { problemOf } from "../harness/factories.js";
 import { housekeepingRun } from "../harness/partitions.js";
 import { endpointFor, ingestQuestionSetFor, onlyDelivery, publish, useDeliveryServer } from "./../delivery/support.js";
@@ -60,13 +60,12 @@ describe("retention", () => {
     const run = await runHousekeeping();
     // day 0 is the first day of a fresh database: its rows are in the history partitions, which
     // hold everything up to the first housekeeping run's next day and leave whole like a day
-    expect(run.partitionsDropped.sort()).toEqual(
-      ["events_history", "webhook_deliveries_history", "webhook_delivery_attempts_history", `webhook_delivery_attempts_p${ymd(day1)}`].sort(),
-    );
-    expect(run.partitionsKept.sort()).toEqual([`events_p${ymd(day1)}`, `webhook_deliveries_p${ymd(day1)}`]);
-    expect(run.removed).toMatchObject({ events: 1, webhook_deliveries: 1 });
-    // the attempts of days 0 and 1 (the retrying delivery's first attempt too: attempts leave by their own day)
-    expect(run.removed.webhook_delivery_attempts).toBe(2);
+    expect(run.partitionsDropped.sort()).toEqual(["events_history", "webhook_deliveries_history", "webhook_delivery_attempts_history"]);
+    // the day of the retrying delivery stays whole: its event, and its attempts (they started that day or later)
+    expect(run.partitionsKept.sort()).toEqual([`events_p${ymd(day1)}`, `webhook_deliveries_p${ymd(day1)}`, `webhook_delivery_attempts_p${ymd(day1)}`]);
+    expect(run.removed).toMatchObject({ events: 1, webhook_deliveries: 1, webhook_delivery_attempts: 1 });
+    const stuckAttempts = await org.api.GET("/v2/webhook_deliveries/{delivery_id}/attempts", { params: { path: { delivery_id: stuck.delivery.id } } });
+    expect(stuckAttempts.data!.data.map((a) => a.attempt_number), "a kept day keeps its attempts").toEqual([1]);
 
     const get = (id: string) => org.api.GET("/v2/webhook_deliveries/{delivery_id}", { params: { path: { delivery_id: id } } });
     problemOf(await get(first.delivery.id), { status: 404, code: "NOT_FOUND" });
@@ -102,7 +101,7 @@ describe("retention", () => {
     await org.api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: failing.id } }, body: { status: "disabled" } });
     expect((await get(stuck.delivery.id)).data).toMatchObject({ status: "failed" });
     const next = await runHousekeeping();
-    expect(next.partitionsDropped.sort()).toEqual([`events_p${ymd(day1)}`, `webhook_deliveries_p${ymd(day1)}`]);
+    expect(next.partitionsDropped.sort()).toEqual([`events_p${ymd(day1)}`, `webhook_deliveries_p${ymd(day1)}`, `webhook_delivery_attempts_p${ymd(day1)}`]);
     expect(next.partitionsKept).toEqual([]);
     problemOf(await get(stuck.delivery.id), { status: 404, code: "NOT_FOUND" });
     expect((await onlyDelivery(org.api, failing.id).catch(() => null))).toBeNull();

@@ -5,16 +5,18 @@ import { describe, expect, it } from "vitest";
 // The layer rules live in eslint.config.js as import patterns; a typo in a pattern would silently
 // allow everything. This runs the real config over one-line files placed in each layer.
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
+const BOUNDARY_RULES = ["@typescript-eslint/no-restricted-imports", "no-restricted-syntax"];
 const eslint = new ESLint({
   cwd: root,
-  // Only the boundary rule: it needs no type information, so no TypeScript program is built.
-  ruleFilter: ({ ruleId }) => ruleId === "@typescript-eslint/no-restricted-imports",
+  // Only the boundary rules (imports, and the wall clock): they need no type information, so no
+  // TypeScript program is built.
+  ruleFilter: ({ ruleId }) => BOUNDARY_RULES.includes(ruleId),
   overrideConfig: { languageOptions: { parserOptions: { project: null, projectService: false } } },
 });
 
 async function refused(file: string, code: string): Promise<boolean> {
   const [result] = await eslint.lintText(`${code}\nexport {};\n`, { filePath: `${root}apps/server/src/${file}` });
-  return (result?.messages ?? []).some((m) => m.ruleId === "@typescript-eslint/no-restricted-imports");
+  return (result?.messages ?? []).some((m) => m.ruleId !== null && BOUNDARY_RULES.includes(m.ruleId));
 }
 
 describe("the server's layer boundaries (eslint.config.js)", () => {
@@ -51,7 +53,16 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["domain/x.ts", 'import { x } from "../delivery/retry-schedule.js";', "a delivery rule importing the engine"],
     ["domain/x.ts", 'import { x } from "../db/client.js";', "a delivery rule touching the database"],
     ["domain/x.ts", 'import { Prisma } from "../generated/prisma/client.js";', "a delivery rule using Prisma at run time"],
-    ["lib/x.ts", 'import { x } from "../domain/endpoint-health.js";', "a leaf utility importing the delivery rules"],
+    ["lib/x.ts", 'import { x } from "../domain/delivery/endpoint-health.js";', "a leaf utility importing the delivery rules"],
+    ["domain/delivery/x.ts", 'import { x } from "../../delivery/retry-schedule.js";', "a lifecycle rule importing the engine, from a subfolder"],
+    ["domain/delivery/x.ts", 'import { x } from "../../repos/delivery-sql.js";', "a lifecycle rule importing the repositories that apply it"],
+    ["clock/x.ts", 'import { x } from "../db/client.js";', "the clock importing the database layer (it takes a query function)"],
+    ["clock/x.ts", 'import { x } from "../domain/retention.js";', "the clock importing a rule"],
+    ["repos/x.repo.ts", "export const at = () => new Date();", "a repository reading this host's wall clock"],
+    ["delivery/x.ts", "export const at = () => Date.now();", "the engine reading this host's wall clock"],
+    ["housekeeping/x.ts", "export const at = () => new Date();", "housekeeping reading this host's wall clock"],
+    ["services/x.service.ts", "export const at = Date.now;", "a use case reading this host's wall clock"],
+    ["domain/x.ts", "export const at = () => new Date();", "a rule reading this host's wall clock"],
   ])("refuses %s: %s (%s)", async (file, code) => {
     expect(await refused(file, code)).toBe(true);
   });
@@ -70,11 +81,17 @@ describe("the server's layer boundaries (eslint.config.js)", () => {
     ["http/x.ts", 'import type { Contract } from "../contract/contract.js";'],
     ["server.ts", 'import { loadContract } from "./contract/contract.js";'],
     ["housekeeping/x.ts", 'import { x } from "../repos/partitions.repo.js";'],
-    ["housekeeping/x.ts", 'import { every } from "../delivery/clock.js";'],
+    ["housekeeping/x.ts", 'import { every } from "../clock/clock.js";'],
+    ["repos/x.repo.ts", 'import type { Clock } from "../clock/clock.js";'],
+    ["repos/x.repo.ts", "export const day = (ms: number) => new Date(ms - (ms % 86_400_000));"],
+    ["http/x.ts", "export const at = () => Date.now();"],
     ["metrics/x.ts", 'import { x } from "../repos/queue-stats.repo.js";'],
     ["http/x.ts", 'import type { x } from "../metrics/http-requests.js";'],
-    ["repos/x.repo.ts", 'import { x } from "../domain/endpoint-health.js";'],
-    ["delivery/x.ts", 'import { x } from "../domain/delivery-outcome.js";'],
+    ["repos/x.repo.ts", 'import { x } from "../domain/delivery/endpoint-health.js";'],
+    ["repos/x.repo.ts", 'import { x } from "../domain/delivery/status.js";'],
+    ["services/x.service.ts", 'import { x } from "../domain/delivery/requeue.js";'],
+    ["delivery/x.ts", 'import { x } from "../domain/delivery/outcome.js";'],
+    ["delivery/transports/x.ts", 'import { x } from "../../domain/delivery/answer.js";'],
     ["domain/x.ts", 'import { x } from "../lib/narrow.js";'],
     ["domain/x.ts", 'import type { WebhookEndpoint } from "../generated/prisma/client.js";'],
   ])("allows %s: %s", async (file, code) => {

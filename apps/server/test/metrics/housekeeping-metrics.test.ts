@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.js";
 import { createHousekeeper } from "../../src/housekeeping/housekeeper.js";
 import { createLogger } from "../../src/lib/logger.js";
-import { DAY_MS, retention } from "../../src/lib/retention.js";
+import { DAY_MS, retention } from "../../src/domain/retention.js";
 import { housekeepingMetrics } from "../../src/metrics/housekeeping.js";
 import { createTestDatabase, type TestDatabase } from "../harness/db.js";
 import { fixedClock } from "../harness/partitions.js";

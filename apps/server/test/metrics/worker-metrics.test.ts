@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { startWorker } from "../../src/worker.js";
 import { onPostgres } from "../harness/db.js";
 import { moved, scrape, valueOf } from "../harness/metrics.js";
+import { idleOf } from "../harness/drain.js";
 import { endpointFor, gate, publish, useDeliveryServer, workerOptions } from "../delivery/support.js";
 
 describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a database it can share)", async () => {
@@ -22,7 +23,7 @@ describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a 
     const before = await scrape(workerUrl);
     for (let i = 0; i < 3; i++) await publish(org.api);
     for (let i = 0; i < 3; i++) await r.nextRequest();
-    await worker.dispatcher.idle();
+    await idleOf(worker.dispatcher);
     const after = await scrape(workerUrl);
     expect(moved(before, after, "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(3);
     expect(valueOf(after, "ars_delivery_queue_due_rows")).toBe(0);
@@ -59,7 +60,7 @@ describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a 
       await r.nextRequest(); // the other worker took the row once the lease ran out
       const [slowBefore, otherBefore] = [await scrape(slow.deps.metrics!.listener.url), await scrape(other.deps.metrics!.listener.url)];
       hold.open();
-      await Promise.all([slow.dispatcher.idle(), other.dispatcher.idle()]);
+      await Promise.all([idleOf(slow.dispatcher), idleOf(other.dispatcher)]);
       const slowAfter = await scrape(slow.deps.metrics!.listener.url);
       const otherAfter = await scrape(other.deps.metrics!.listener.url);
       expect(moved(slowBefore, slowAfter, "ars_delivery_outcomes_total", { outcome: "lease_lost", error_code: "none" })).toBe(1);

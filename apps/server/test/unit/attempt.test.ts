@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createAttempt } from "../../src/delivery/attempt.js";
-import { adjustableClock } from "../../src/delivery/clock.js";
+import { adjustableClock } from "../harness/clock.js";
 import { createKeyring } from "../../src/delivery/keyring.js";
 import { createReceiverAuth } from "../../src/delivery/receiver-auth.js";
 import type { RawOutcome, SendRequest, WebhookSendOutcome } from "../../src/delivery/sender.js";

@@ -1,9 +1,9 @@
 // The endpoint-health rule (domain/endpoint-health.ts): what a batch of outcomes does to each
 // endpoint's stored failure streak, and what becomes of deliveries whose endpoint it disables.
 import { describe, expect, it } from "vitest";
-import type { DeliveryUpdate } from "../../src/domain/delivery-outcome.js";
-import { afterEndpointDisabled } from "../../src/domain/delivery-outcome.js";
-import { batchHealth, nextHealth } from "../../src/domain/endpoint-health.js";
+import type { DeliveryUpdate } from "../../src/domain/delivery/outcome.js";
+import { afterEndpointDisabled } from "../../src/domain/delivery/outcome.js";
+import { batchHealth, nextHealth } from "../../src/domain/delivery/endpoint-health.js";
 
 const now = new Date("2026-11-21T09:30:00.000Z");
 const DISABLE_AFTER_MS = 5 * 86_400_000;
@@ -46,7 +46,7 @@ describe("batchHealth (a recorded batch's effect on its endpoints)", () => {
   const update = (status: DeliveryUpdate["status"]): DeliveryUpdate => ({
     status, attempt_count: 2, next_attempt_at: status === "retrying" ? at(60_000) : null, last_response_status: status === "succeeded" ? 200 : 500,
     last_error_code: status === "succeeded" ? null : "unexpected_status", last_error_message: status === "succeeded" ? null : "receiver answered 500",
-    delivered_at: status === "succeeded" ? now : null,
+    delivered_at: status === "succeeded" ? now : null, next_trigger: "scheduled",
   });
   const A = "endpoint-a";
   const B = "endpoint-b";
@@ -91,7 +91,7 @@ describe("afterEndpointDisabled", () => {
   it("When the endpoint is disabled, Then only a retrying delivery changes: it ends failed; finished ones stay as they are", () => {
     const retrying: DeliveryUpdate = {
       status: "retrying", attempt_count: 1, next_attempt_at: at(5_000), last_response_status: 500,
-      last_error_code: "unexpected_status", last_error_message: "receiver answered 500", delivered_at: null,
+      last_error_code: "unexpected_status", last_error_message: "receiver answered 500", delivered_at: null, next_trigger: "scheduled",
     };
     expect(afterEndpointDisabled(retrying)).toEqual({ ...retrying, status: "failed", next_attempt_at: null });
     const succeeded: DeliveryUpdate = { ...retrying, status: "succeeded", next_attempt_at: null, delivered_at: now };

@@ -1,10 +1,11 @@
-// The one message set of "this endpoint became unusable" (domain/endpoint-unavailable.ts).
+// The one message set of "this endpoint became unusable" (domain/delivery/unavailable.ts), and
+// failing an unusable endpoint's queue.
 import { describe, expect, it } from "vitest";
-import { endpointUnavailable, unavailableCause } from "../../src/domain/endpoint-unavailable.js";
+import { endpointUnavailable, failQueue, unavailableCause } from "../../src/domain/delivery/unavailable.js";
 
 describe("endpointUnavailable", () => {
   it("When the endpoint went away, Then the delivery fails with its code and no attempt is counted", () => {
-    expect(endpointUnavailable("deleted", 2, 500)).toEqual({
+    expect(endpointUnavailable("deleted", { attemptCount: 2, lastStatus: 500, isTest: false })).toEqual({
       status: "failed",
       attempt_count: 2,
       next_attempt_at: null,
@@ -12,9 +13,25 @@ describe("endpointUnavailable", () => {
       last_error_code: "endpoint_deleted",
       last_error_message: "the endpoint was deleted",
       delivered_at: null,
+      next_trigger: "scheduled",
     });
-    expect(endpointUnavailable("manual", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled" });
-    expect(endpointUnavailable("failing", 0, null)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled: its deliveries kept failing" });
+    const fresh = { attemptCount: 0, lastStatus: null, isTest: true };
+    expect(endpointUnavailable("manual", fresh)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled", next_trigger: "test" });
+    expect(endpointUnavailable("failing", fresh)).toMatchObject({ last_error_code: "endpoint_disabled", last_error_message: "the endpoint was disabled: its deliveries kept failing" });
+  });
+});
+
+describe("failQueue", () => {
+  it("When an endpoint becomes unusable, Then every live delivery of it fails with the cause's error, and no final one is touched", () => {
+    const at = new Date("2026-11-26T10:00:00.000Z");
+    expect(failQueue("gone", at)).toEqual({
+      from: ["pending", "retrying"],
+      status: "failed",
+      last_error_code: "endpoint_disabled",
+      last_error_message: "the endpoint was disabled: its receiver answered 410 Gone",
+      at,
+    });
+    expect(failQueue("deleted", at)).toMatchObject({ last_error_code: "endpoint_deleted" });
   });
 });
 

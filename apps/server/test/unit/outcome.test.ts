@@ -1,4 +1,4 @@
-// The engine's binding of the delivery state machine (domain/delivery-outcome.ts) to its retry schedule.
+// The engine's binding of the delivery state machine (domain/delivery/outcome.ts) to its retry schedule.
 import { describe, expect, it } from "vitest";
 import { decideOutcome, type AttemptResult, type OutcomeInput } from "../../src/delivery/outcome.js";
 
@@ -16,7 +16,7 @@ const status = (s: number, retryAfterMs: number | null = null): AttemptResult =>
 const refused: AttemptResult = { ok: false, status: null, error: { code: "connection_error", message: "connection refused" }, retryAfterMs: null };
 
 const decide = (over: Partial<OutcomeInput>) =>
-  decideOutcome({ attemptCount: 0, result: ok, now, random: () => 0.5, config, ...over });
+  decideOutcome({ attemptCount: 0, isTest: false, result: ok, now, random: () => 0.5, config, ...over });
 
 describe("decideOutcome", () => {
   it("When a 2xx arrives, Then the delivery succeeds, keeps its due time, and any failure streak ends", () => {
@@ -29,9 +29,15 @@ describe("decideOutcome", () => {
         last_error_code: null,
         last_error_message: null,
         delivered_at: now,
+        next_trigger: "scheduled",
       },
       endpoint: "healthy",
     });
+  });
+
+  it("When a test delivery's attempt ends, Then its next attempt is a test again; a manual one's is scheduled (the trigger is spent)", () => {
+    expect(decide({ isTest: true, result: status(500) }).delivery.next_trigger).toBe("test");
+    expect(decide({ isTest: false, oneShot: true, result: ok }).delivery.next_trigger).toBe("scheduled");
   });
 
   it("When an attempt fails with attempts left, Then it is retrying at now + the schedule's next delay", () => {
@@ -44,6 +50,7 @@ describe("decideOutcome", () => {
       last_error_code: "unexpected_status",
       last_error_message: "receiver answered 500",
       delivered_at: null,
+      next_trigger: "scheduled",
     });
     expect(out.endpoint).toBe("failing");
   });

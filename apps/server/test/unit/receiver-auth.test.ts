@@ -51,18 +51,18 @@ const token = (value: string, expires_in?: number) => () => answer(200, { access
 
 describe("createReceiverAuth", () => {
   it("When the endpoint uses no authentication, Then no header is added", async () => {
-    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box, now: Date.now });
     expect(await auth.headersFor({ id: "e", auth_type: "none", auth_config: {}, auth_secret_enc: null })).toEqual({ ok: true, headers: {}, refreshable: false, secrets: [] });
   });
 
   it("When the endpoint uses custom headers, Then the sealed values are sent", async () => {
-    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box, now: Date.now });
     const ep = { id: "e", auth_type: "headers", auth_config: { header_names: ["X-Api-Key"] }, auth_secret_enc: sealed(JSON.stringify({ headers: { "X-Api-Key": "k3y" } })) };
     expect(await auth.headersFor(ep)).toEqual({ ok: true, headers: { "X-Api-Key": "k3y" }, refreshable: false, secrets: ["k3y"] });
   });
 
   it("When the endpoint uses Basic, Then Authorization carries base64(username:password)", async () => {
-    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: box, now: Date.now });
     const ep = { id: "e", auth_type: "basic", auth_config: { username: "ars" }, auth_secret_enc: sealed(JSON.stringify({ password: "pä:ss" })) };
     const result = await auth.headersFor(ep);
     const b64 = Buffer.from("ars:pä:ss").toString("base64");
@@ -71,7 +71,7 @@ describe("createReceiverAuth", () => {
 
   it("When a token is needed, Then it is fetched with client_secret_post and cached", async () => {
     const server = tokenServer([token("t1", 3600)]);
-    const auth = createReceiverAuth({ sender: server.sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: server.sender, secretBox: box, now: Date.now });
     expect(await auth.headersFor(oauthEndpoint())).toEqual({ ok: true, headers: { authorization: "Bearer t1" }, refreshable: true, secrets: ["t1", CLIENT_SECRET] });
     expect(await auth.headersFor(oauthEndpoint())).toMatchObject({ headers: { authorization: "Bearer t1" }, secrets: ["t1", CLIENT_SECRET] });
     expect(server.requests).toHaveLength(1);
@@ -88,7 +88,7 @@ describe("createReceiverAuth", () => {
 
   it("When a burst of deliveries needs a token at once, Then the token server is asked once", async () => {
     const server = tokenServer([token("t1", 3600)]);
-    const auth = createReceiverAuth({ sender: server.sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: server.sender, secretBox: box, now: Date.now });
     await Promise.all([1, 2, 3, 4].map(() => auth.headersFor(oauthEndpoint())));
     expect(server.requests).toHaveLength(1);
   });
@@ -115,7 +115,7 @@ describe("createReceiverAuth", () => {
 
   it("When the refused token is invalidated, Then the next call fetches a new one; a newer token is not dropped", async () => {
     const server = tokenServer([token("t1", 3600), token("t2", 3600)]);
-    const auth = createReceiverAuth({ sender: server.sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: server.sender, secretBox: box, now: Date.now });
     const first = await auth.headersFor(oauthEndpoint());
     auth.invalidate(oauthEndpoint(), first.ok ? first.headers : {});
     expect(await auth.headersFor(oauthEndpoint())).toMatchObject({ headers: { authorization: "Bearer t2" } });
@@ -126,7 +126,7 @@ describe("createReceiverAuth", () => {
 
   it("When two endpoints use the same token server, Then each has its own token", async () => {
     const server = tokenServer([token("a", 3600), token("b", 3600)]);
-    const auth = createReceiverAuth({ sender: server.sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: server.sender, secretBox: box, now: Date.now });
     expect(await auth.headersFor(oauthEndpoint("ep-a"))).toMatchObject({ headers: { authorization: "Bearer a" } });
     expect(await auth.headersFor(oauthEndpoint("ep-b"))).toMatchObject({ headers: { authorization: "Bearer b" } });
   });
@@ -142,7 +142,7 @@ describe("createReceiverAuth", () => {
       "token request to auth.acme-receiver.com failed: auth.acme-receiver.com resolves to 10.0.0.1, which is not an allowed destination",
     ],
   ])("When %s, Then it is an auth_error that names no secret", async (_name, outcome, message) => {
-    const auth = createReceiverAuth({ sender: tokenServer([() => outcome]).sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: tokenServer([() => outcome]).sender, secretBox: box, now: Date.now });
     const result = await auth.headersFor(oauthEndpoint());
     expect(result).toEqual({ ok: false, error: { code: "auth_error", message } });
     expect(JSON.stringify(result)).not.toContain(CLIENT_SECRET);
@@ -150,14 +150,14 @@ describe("createReceiverAuth", () => {
 
   it("When a token fetch failed, Then nothing is cached and the next delivery asks again", async () => {
     const server = tokenServer([() => answer(503), token("t2", 3600)]);
-    const auth = createReceiverAuth({ sender: server.sender, secretBox: box });
+    const auth = createReceiverAuth({ sender: server.sender, secretBox: box, now: Date.now });
     expect((await auth.headersFor(oauthEndpoint())).ok).toBe(false);
     expect(await auth.headersFor(oauthEndpoint())).toMatchObject({ ok: true, headers: { authorization: "Bearer t2" } });
   });
 
   it("When the sealed credentials cannot be opened, Then it is an auth_error, not a crash", async () => {
     const other = createSecretBox(randomBytes(32));
-    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: other });
+    const auth = createReceiverAuth({ sender: tokenServer([]).sender, secretBox: other, now: Date.now });
     expect(await auth.headersFor(oauthEndpoint())).toMatchObject({ ok: false, error: { code: "auth_error" } });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { adjustableClock } from "../../src/delivery/clock.js";
+import { adjustableClock } from "../harness/clock.js";
 import { createRecorder, type RecorderOptions } from "../../src/delivery/recorder.js";
 import { createLogger } from "../../src/lib/logger.js";
 

@@ -1,8 +1,8 @@
-// The retention rule (lib/retention.ts) and its settings (config.ts).
+// The retention rule (domain/retention.ts): its window, its keep rule, and its settings (config.ts).
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { idTimeWindow, newId, uuidv7Time } from "../../src/lib/ids.js";
-import { DAY_MS, retention } from "../../src/lib/retention.js";
+import { DAY_MS, retention, retentionDrops, type RetainedPartition } from "../../src/domain/retention.js";
 
 const at = (iso: string) => new Date(iso);
 
@@ -30,6 +30,41 @@ describe("retention(days)", () => {
   it("refuses a window under one day", () => {
     expect(() => retention(0)).toThrow(RangeError);
     expect(() => retention(1.5)).toThrow(RangeError);
+  });
+});
+
+describe("retentionDrops (the keep rule)", () => {
+  const r = retention(3);
+  const now = at("2026-02-10T12:00:00.000Z"); // days before 2026-02-07 are past the window
+  const day = (table: RetainedPartition["table"], ymd: string) => {
+    const from = at(`${ymd}T00:00:00.000Z`);
+    return { table, name: `${table}_${ymd}`, from, until: new Date(from.getTime() + DAY_MS) };
+  };
+  const history = (table: RetainedPartition["table"]) => ({ table, name: `${table}_history`, from: null, until: at("2026-02-01T00:00:00.000Z") });
+  const tables = ["events", "webhook_deliveries", "webhook_delivery_attempts"] as const;
+  const parts = [...tables.map(history), ...["2026-02-01", "2026-02-03", "2026-02-05", "2026-02-07", "2026-02-09"].flatMap((d) => tables.map((t) => day(t, d)))];
+  const names = (ps: readonly { name: string }[]) => ps.map((p) => p.name).sort();
+
+  it("when no expired day holds a live delivery, then every partition wholly before the window goes, attempts first, and none inside it", () => {
+    const { drop, keep } = retentionDrops(r, now, parts, () => false);
+    expect(keep).toEqual([]);
+    expect(names(drop)).toEqual(names(parts.filter((p) => p.until.getTime() <= at("2026-02-07T00:00:00.000Z").getTime())));
+    expect(drop.map((p) => p.table)).toEqual([...drop.map((p) => p.table)].sort((a, b) => tables.indexOf(b) - tables.indexOf(a)));
+  });
+
+  it("when an expired day holds a delivery that is not final, then its deliveries and events stay, and so do the attempts of that day and every later one", () => {
+    const { drop, keep } = retentionDrops(r, now, parts, (p) => p.name === "webhook_deliveries_2026-02-03");
+    expect(names(keep)).toEqual(["events_2026-02-03", "webhook_deliveries_2026-02-03", "webhook_delivery_attempts_2026-02-03", "webhook_delivery_attempts_2026-02-05"]);
+    expect(names(drop)).toContain("webhook_delivery_attempts_2026-02-01");
+    expect(names(drop)).toContain("webhook_deliveries_2026-02-05");
+    expect(names(drop)).toContain("events_2026-02-01");
+  });
+
+  it("when the history holds a live delivery, then it stays whole, and every expired day's attempts with it", () => {
+    const { keep } = retentionDrops(r, now, parts, (p) => p.name === "webhook_deliveries_history");
+    expect(names(keep)).toEqual(
+      names([...tables.map(history), ...["2026-02-01", "2026-02-03", "2026-02-05"].map((d) => day("webhook_delivery_attempts", d))]),
+    );
   });
 });
 

@@ -703,11 +703,15 @@ export interface paths {
          *     The signing secret is returned once, in `secret`. It is the same for every listener
          *     created with the same token, so a receiver can keep it across runs.
          *
-         *     A listener counts toward the 20 live endpoints of your org only while its stream is
-         *     connected. When no stream has been connected for the grace period (60 seconds by default),
-         *     it is deleted: its queued deliveries fail (`endpoint_deleted`) and it gets no new ones.
-         *     While it is disconnected, its due deliveries are attempted and fail with
-         *     `connection_error`, then retried on the usual schedule.
+         *     A listener counts toward the 20 live endpoints of your org from its creation until it is
+         *     deleted, and an org has at most 5 live listeners: past either limit the create answers
+         *     `409 ENDPOINT_LIMIT_REACHED` or `409 LISTENER_LIMIT_REACHED`.
+         *
+         *     A listener gets deliveries only while its stream is connected. Events published while no
+         *     stream is connected are not delivered to it (read them with the Events API); deliveries
+         *     already queued when the stream drops wait, unattempted, and are sent once a stream
+         *     connects again. When no stream has been connected for the grace period (60 seconds by
+         *     default), the listener is deleted: its queued deliveries fail (`endpoint_deleted`).
          *
          *     Required scope: `webhooks:write`.
          */
@@ -734,7 +738,8 @@ export interface paths {
          * Answer a webhook listener's request
          * @description Reports what the local receiver answered to one `delivery` of the listener's stream (its
          *     `request_id`): the HTTP `status` and `body`, or the `error` when the receiver could not be
-         *     reached or did not answer. The attempt is recorded from it like an HTTPS attempt (`2xx`
+         *     reached or did not answer. Exactly one of `status` and `error` is given, and `body` only
+         *     with `status`; anything else answers `400` naming the fields. The attempt is recorded from it like an HTTPS attempt (`2xx`
          *     succeeds; anything else is retried on the schedule) and shows in the delivery's attempts.
          *     An answer for a request that is no longer awaited (answered already, or past its 15
          *     seconds) changes nothing.
@@ -762,7 +767,9 @@ export interface paths {
          * Stream a webhook listener's deliveries
          * @description Connects the listener: a long-lived `text/event-stream` (Server-Sent Events) response that
          *     carries the listener's deliveries. One stream per listener at a time; reconnecting (after a
-         *     dropped connection) resumes the same listener, as long as it has not been deleted.
+         *     dropped connection) resumes the same listener, as long as it has not been deleted. A
+         *     reconnect with the token that holds the current stream takes the listener over at once
+         *     (that stream ends with `closed`): a connection can die without the server seeing it close.
          *
          *     * `event: ready` comes first: `{"listener_id": "…"}`.
          *     * `event: delivery` is one attempt of a delivery: `{"request_id": "…", "headers": {…},
@@ -770,11 +777,16 @@ export interface paths {
          *       `webhook-timestamp`, `webhook-signature`, `content-type`, …) and `body` is the exact
          *       signed body. Post the receiver's answer with *Answer a webhook listener's request*
          *       within 15 seconds, or the attempt is recorded as a `timeout`.
-         *     * A comment line (`: keep-alive`) is sent every 15 seconds.
+         *     * A comment line (`: keep-alive`) is sent every 10 seconds: a client that has read
+         *       nothing for 30 seconds can take the stream for dropped and reconnect (`ars-listen` does).
+         *     * `event: closed` is the last event when the server ends the stream:
+         *       `{"reason": "…"}`. The server ends it within 5 seconds when the token that opened it is
+         *       revoked or no longer holds `webhooks:write`, or the listener is deleted or disabled. It
+         *       drops the connection of a client that stops reading: more than 1 MiB waiting for it,
+         *       and nothing read for 5 seconds.
          *
-         *     Connecting a listener while 20 other endpoints of your org are live (connected listeners
-         *     included) answers `409 ENDPOINT_LIMIT_REACHED`; a listener whose stream is already
-         *     connected answers `409 LISTENER_IN_USE`.
+         *     A listener whose stream another token holds answers `409 LISTENER_IN_USE`; a disabled
+         *     listener answers `409 ENDPOINT_DISABLED` until it is enabled again.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -1479,7 +1491,7 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "LISTENER_LIMIT_REACHED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         /**
          * @description An event as it was published: the audit it is about, its result and every answered
          *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
@@ -3237,6 +3249,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The org already has 20 live endpoints (`ENDPOINT_LIMIT_REACHED`) or 5 live listeners (`LISTENER_LIMIT_REACHED`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
+        CreateListenerConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The delivery is still `pending` or `retrying` (`DELIVERY_IN_PROGRESS`), its endpoint is disabled (`ENDPOINT_DISABLED`), retention removes it within 24 hours (`DELIVERY_EXPIRING`), or a request with the same `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`). */
         DeliveryConflict: {
             headers: {
@@ -3368,7 +3390,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The org already has 20 live endpoints (`ENDPOINT_LIMIT_REACHED`), or the listener's stream is already connected (`LISTENER_IN_USE`). */
+        /** @description The listener's stream is already connected (`LISTENER_IN_USE`), or the listener is disabled (`ENDPOINT_DISABLED`). */
         ListenerConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3695,6 +3717,7 @@ export type WebhookListenerAnswer = components['schemas']['WebhookListenerAnswer
 export type ResponseBodyBadRequest = components['responses']['BodyBadRequest'];
 export type ResponseCreateEndpointBadRequest = components['responses']['CreateEndpointBadRequest'];
 export type ResponseCreateEndpointConflict = components['responses']['CreateEndpointConflict'];
+export type ResponseCreateListenerConflict = components['responses']['CreateListenerConflict'];
 export type ResponseDeliveryConflict = components['responses']['DeliveryConflict'];
 export type ResponseEndpointConflict = components['responses']['EndpointConflict'];
 export type ResponseHeadersTooLarge = components['responses']['HeadersTooLarge'];
@@ -4862,7 +4885,7 @@ export interface operations {
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
-            409: components["responses"]["IdempotencyKeyInUse"];
+            409: components["responses"]["CreateListenerConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];

@@ -32,6 +32,8 @@ Options:
   --include-informational       include informational questions
   --legacy-signature            add x-signature-256
   --description <text>          the listener's description
+  --idle-timeout <seconds>      take a stream that brought nothing, not even the server's
+                                10-second keep-alive, for this long as dropped and reconnect (30)
   -h, --help                    this help
 `;
 
@@ -85,6 +87,13 @@ function checkUrl(value: string): string {
 
 const time = () => new Date().toISOString();
 
+function idleTimeout(value: string | boolean | undefined): number | undefined {
+  if (typeof value !== "string") return undefined;
+  const seconds = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || seconds < 1) throw new UsageError("--idle-timeout must be a number of seconds, at least 1");
+  return seconds * 1000;
+}
+
 function eventTypeOf(body: string): string {
   try {
     const v: unknown = JSON.parse(body);
@@ -101,6 +110,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       "forward-to": { type: "string" },
       "print-secret": { type: "boolean" },
+      "idle-timeout": { type: "string" },
       "api-url": { type: "string" },
       token: { type: "string" },
       events: { type: "string" },
@@ -139,13 +149,13 @@ async function main(argv: string[]): Promise<number> {
   const stop = new AbortController();
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
   await listen(
-    { apiUrl, token, forwardTo, listener: body, signal: stop.signal },
+    { apiUrl, token, forwardTo, listener: body, signal: stop.signal, idleTimeoutMs: idleTimeout(v["idle-timeout"]) },
     {
       registered(listener) {
         process.stdout.write(`Ready! Your webhook signing secret is ${listener.secret} (listener ${listener.id}; ^C to quit)\n`);
       },
-      connected(listenerId) {
-        process.stderr.write(`${time()}  connected: forwarding deliveries of ${listenerId} to ${forwardTo}\n`);
+      connected(listenerId, again) {
+        process.stderr.write(`${time()}  ${again ? "reconnected" : "connected"}: forwarding deliveries of ${listenerId} to ${forwardTo}\n`);
       },
       delivered(req, answer) {
         const outcome = answer.status !== undefined ? String(answer.status) : `${answer.error?.code ?? "error"} (${answer.error?.message ?? ""})`;

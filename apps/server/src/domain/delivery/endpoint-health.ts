@@ -1,7 +1,7 @@
 // The endpoint-health rule (docs/delivery.md#states), its one owner. The repository reads the
 // stored failure streak under the endpoint's row lock, asks here what a batch of outcomes makes
 // of it, and writes the answer; nothing else decides whether an endpoint is disabled by its deliveries.
-import { afterEndpointDisabled, type DeliveryUpdate, type EndpointEffect } from "./delivery-outcome.js";
+import { afterEndpointDisabled, type DeliveryUpdate, type EndpointEffect } from "./outcome.js";
 
 export type DisableReason = "gone" | "failing";
 

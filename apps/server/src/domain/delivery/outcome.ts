@@ -1,12 +1,14 @@
 // What one attempt means for its delivery row and for its endpoint (docs/delivery.md#states).
-// The one owner of the delivery state machine: the engine decides an outcome here when an attempt
-// ends, and the repository writes what is decided here, including the one late decision it must
-// make inside its transaction (an endpoint disabled by the same batch ends its retries).
-import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
+// The engine decides an outcome here when an attempt ends, and the repository writes what is
+// decided here, including the one late decision it must make inside its transaction (an endpoint
+// disabled by the same batch ends its retries).
+import type { AttemptTrigger, DeliveryErrorCode } from "@audit-review/api-types/internal";
+import { judgeAnswer } from "./answer.js";
+import type { DeliveryStatus } from "./status.js";
 
-/** The columns of the delivery row an attempt's outcome changes. */
+/** The columns of the delivery row an attempt's outcome changes (its lease ends with it). */
 export interface DeliveryUpdate {
-  status: "succeeded" | "retrying" | "failed";
+  status: Exclude<DeliveryStatus, "pending">;
   attempt_count: number;
   /** null keeps the stored value: for succeeded/failed it stays the time the last attempt was due */
   next_attempt_at: Date | null;
@@ -14,7 +16,15 @@ export interface DeliveryUpdate {
   last_error_code: DeliveryErrorCode | null;
   last_error_message: string | null;
   delivered_at: Date | null;
+  /** what starts the next attempt, should there be one */
+  next_trigger: AttemptTrigger;
 }
+
+/**
+ * What starts the attempt after this one. A manual or test trigger is spent by the attempt it
+ * started; later attempts follow the schedule, and a test delivery's attempts all stay tests.
+ */
+export const triggerAfterAttempt = (isTest: boolean): AttemptTrigger => (isTest ? "test" : "scheduled");
 
 /**
  * What an attempt says about its endpoint's health. Whether that disables the endpoint is decided
@@ -55,6 +65,8 @@ export interface FailedAttempt {
 export interface OutcomeInput {
   /** attempts made before this one */
   attemptCount: number;
+  /** a test delivery (its attempts stay tests) */
+  isTest: boolean;
   result: AttemptResult;
   now: Date;
   /** a manual retry or recovery asks for one attempt, not a new schedule */
@@ -63,8 +75,9 @@ export interface OutcomeInput {
   retryDelayMs(failed: FailedAttempt): number | null;
 }
 
-export function decideOutcome({ attemptCount, result, now, oneShot = false, retryDelayMs }: OutcomeInput): Outcome {
+export function decideOutcome({ attemptCount, isTest, result, now, oneShot = false, retryDelayMs }: OutcomeInput): Outcome {
   const attempts = attemptCount + 1;
+  const next_trigger = triggerAfterAttempt(isTest);
   if (result.ok) {
     return {
       delivery: {
@@ -75,13 +88,14 @@ export function decideOutcome({ attemptCount, result, now, oneShot = false, retr
         last_error_code: null,
         last_error_message: null,
         delivered_at: now,
+        next_trigger,
       },
       endpoint: "healthy",
     };
   }
 
   // A failure always has a reason; a missing one would be a bug upstream, not the receiver's fault.
-  const error = result.error ?? { code: "unexpected_status" as const, message: `receiver answered ${result.status}` };
+  const error = result.error ?? (result.status !== null ? judgeAnswer(result.status).error : null) ?? { code: "connection_error" as const, message: "no answer" };
   const failed = (status: DeliveryUpdate["status"], nextAttemptAt: Date | null): DeliveryUpdate => ({
     status,
     attempt_count: attempts,
@@ -90,6 +104,7 @@ export function decideOutcome({ attemptCount, result, now, oneShot = false, retr
     last_error_code: error.code,
     last_error_message: error.message,
     delivered_at: null,
+    next_trigger,
   });
 
   if (result.status === 410) return { delivery: failed("failed", null), endpoint: "gone" };

@@ -1,11 +1,13 @@
 // Why a queued delivery fails without an attempt, and the one message set that says so
 // (docs/delivery.md#states: "endpoint disabled or deleted meanwhile"). The engine uses it when it
-// finds the endpoint gone at send time; the repository when disabling or deleting an endpoint
-// fails its queued deliveries.
+// finds the endpoint gone at send time; the repositories when disabling or deleting an endpoint
+// (by hand, by the health rule, by a 410, or a listener's grace period running out) fail its
+// queued deliveries.
 import type { DeliveryErrorCode } from "@audit-review/api-types/internal";
-import type { WebhookEndpoint } from "../generated/prisma/client.js";
-import type { DeliveryUpdate } from "./delivery-outcome.js";
+import type { WebhookEndpoint } from "../../generated/prisma/client.js";
 import type { DisableReason } from "./endpoint-health.js";
+import { triggerAfterAttempt, type DeliveryUpdate } from "./outcome.js";
+import { LIVE_STATUSES, type DeliveryStatus } from "./status.js";
 
 /** Why queued deliveries fail without an attempt: the endpoint was disabled (and how) or deleted. */
 export type UnavailableCause = "manual" | DisableReason | "deleted";
@@ -27,15 +29,31 @@ export function unavailableCause(ep: Pick<WebhookEndpoint, "deleted_at" | "disab
 }
 
 /** The endpoint was disabled or deleted after the delivery was queued: no attempt is made. */
-export function endpointUnavailable(cause: UnavailableCause, attemptCount: number, lastStatus: number | null): DeliveryUpdate {
+export function endpointUnavailable(cause: UnavailableCause, d: { attemptCount: number; lastStatus: number | null; isTest: boolean }): DeliveryUpdate {
   const error = unavailableError(cause);
   return {
     status: "failed",
-    attempt_count: attemptCount,
+    attempt_count: d.attemptCount,
     next_attempt_at: null,
-    last_response_status: lastStatus,
+    last_response_status: d.lastStatus,
     last_error_code: error.code,
     last_error_message: error.message,
     delivered_at: null,
+    next_trigger: triggerAfterAttempt(d.isTest),
   };
+}
+
+/** What failing an unusable endpoint's whole queue writes: every live delivery, at once, without an attempt. */
+export interface QueueFailure {
+  /** the statuses it fails (the rest are final already) */
+  from: readonly DeliveryStatus[];
+  status: "failed";
+  last_error_code: DeliveryErrorCode;
+  last_error_message: string;
+  at: Date;
+}
+
+export function failQueue(cause: UnavailableCause, at: Date): QueueFailure {
+  const { code, message } = unavailableError(cause);
+  return { from: LIVE_STATUSES, status: "failed", last_error_code: code, last_error_message: message, at };
 }
