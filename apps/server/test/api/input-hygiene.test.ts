@@ -171,7 +171,7 @@ describe("headers", () => {
     const requestId = /\r\nx-request-id: (\S+)/i.exec(head)?.[1];
     expect(requestId).toMatch(/^req_[0-9a-f]{24}$/);
     expect(JSON.parse(body)).toEqual({
-      type: "https://audit-review.dev/problems/headers-too-large",
+      type: "/problems/headers-too-large",
       title: "Request headers too large",
       status: 431,
       detail: expect.any(String),

@@ -798,14 +798,23 @@ export interface components {
          */
         AttemptTrigger: "scheduled" | "manual" | "test";
         /**
-         * @description The `standard_v1` body of `audit.completed`, reduced to the endpoint's `payload.fields`:
-         *     `data.documentId`, `data.result` and `responses` (with each item's `query`, `answer`,
-         *     `context`) appear only when selected. Informational questions are left out unless
-         *     `include_informational_questions`; with `responses_filter: failed` only failed answers are
-         *     sent.
+         * @description The `standard_v1` body of `audit.completed`: the event that `GET /v2/events/{webhook-id}`
+         *     returns, reduced to the endpoint's `payload` settings and spelled in camelCase (the names
+         *     `payload.fields` selects). Field by field: `type` is the event's `type`; `timestamp` its
+         *     `occurred_at`; `isTest` its `is_test` (always sent: `true` for *Send a test event*, whose
+         *     ids are made up); `data.auditId`, `data.questionSetId`, `data.documentId` are `audit_id`,
+         *     `question_set_id`, `document_id`; `data.result` is `result`, or `raw_result` (when the
+         *     publisher sent one) with `result_format: raw`; each `responses[]` item is an event response
+         *     with `questionId` = `question_id`, `query`, `answer`, `context`. `passed` and
+         *     `informational` are not sent: they decide which responses are (informational ones only
+         *     with `include_informational_questions`, failed ones only with `responses_filter: failed`).
+         *     `data.documentId`, `data.result`, `responses` and each item's `query`, `answer`, `context`
+         *     appear only when selected. New fields may be added (see *Compatibility*): ignore the ones
+         *     you do not know.
          * @example {
          *       "type": "audit.completed",
          *       "timestamp": "2026-11-21T09:30:00.000Z",
+         *       "isTest": false,
          *       "data": {
          *         "auditId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
          *         "questionSetId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
@@ -850,6 +859,11 @@ export interface components {
                  */
                 result?: string;
             };
+            /**
+             * @description `true` for a delivery of *Send a test event* (a sample audit with made-up ids): set it aside.
+             * @example false
+             */
+            isTest: boolean;
             responses?: components["schemas"]["AuditResponseItem"][];
             /** @description When the audit completed. */
             timestamp: string & components["schemas"]["Timestamp"];
@@ -990,7 +1004,7 @@ export interface components {
          *       "password": "correct-horse-battery"
          *     }
          */
-        AuthenticationInput: components["schemas"]["AuthenticationNone"] | components["schemas"]["AuthenticationHeadersInput"] | components["schemas"]["AuthenticationBasicInput"] | components["schemas"]["AuthenticationOAuth2Input"];
+        AuthenticationInput: components["schemas"]["AuthenticationNoneInput"] | components["schemas"]["AuthenticationHeadersInput"] | components["schemas"]["AuthenticationBasicInput"] | components["schemas"]["AuthenticationOAuth2Input"];
         /**
          * @description No receiver authentication.
          * @example {
@@ -998,6 +1012,19 @@ export interface components {
          *     }
          */
         AuthenticationNone: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "none";
+        };
+        /**
+         * @description No receiver authentication.
+         * @example {
+         *       "type": "none"
+         *     }
+         */
+        AuthenticationNoneInput: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2010,7 +2037,7 @@ export interface components {
             set_code: string;
             /** @example ED documentation review */
             set_name: string;
-            thresholds?: components["schemas"]["Threshold"][];
+            thresholds?: components["schemas"]["ThresholdInput"][];
             /**
              * @example compliance
              * @enum {string|null}
@@ -2058,7 +2085,7 @@ export interface components {
         /**
          * @description An RFC 9457 problem detail.
          * @example {
-         *       "type": "https://audit-review.dev/problems/validation-error",
+         *       "type": "/problems/validation-error",
          *       "title": "Invalid request",
          *       "status": 400,
          *       "detail": "query parameter limit: must be <= 100",
@@ -2098,8 +2125,8 @@ export interface components {
              */
             title: string;
             /**
-             * @description A URI identifying the problem type.
-             * @example https://audit-review.dev/problems/validation-error
+             * @description A URI reference identifying the problem type, the path of its entry in the error catalogue on this server (`/problems/validation-error`), relative to the request.
+             * @example /problems/validation-error
              */
             type: string;
         };
@@ -2548,6 +2575,25 @@ export interface components {
          *     }
          */
         Threshold: {
+            /**
+             * @description The band's name.
+             * @example pass
+             */
+            label: string;
+            /**
+             * @description The lowest score (percent) in this band.
+             * @example 80
+             */
+            min_score: number;
+        };
+        /**
+         * @description A score band of a question set, as ingested; an audit's result is the highest band whose `min_score` it reaches.
+         * @example {
+         *       "label": "pass",
+         *       "min_score": 80
+         *     }
+         */
+        ThresholdInput: {
             /**
              * @description The band's name.
              * @example pass
@@ -3199,7 +3245,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "body: must have required property 'set_name'",
@@ -3266,7 +3312,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/headers-too-large",
+                 *       "type": "/problems/headers-too-large",
                  *       "title": "Request headers too large",
                  *       "status": 431,
                  *       "detail": "The request line and headers exceed 16 KiB.",
@@ -3286,7 +3332,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/idempotency-key-in-use",
+                 *       "type": "/problems/idempotency-key-in-use",
                  *       "title": "Idempotency key in use",
                  *       "status": 409,
                  *       "detail": "A request with this Idempotency-Key is still being processed.",
@@ -3306,7 +3352,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/idempotency-key-reused",
+                 *       "type": "/problems/idempotency-key-reused",
                  *       "title": "Idempotency key reused",
                  *       "status": 422,
                  *       "detail": "This Idempotency-Key was used with a different request.",
@@ -3327,7 +3373,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/insufficient-scope",
+                 *       "type": "/problems/insufficient-scope",
                  *       "title": "Insufficient scope",
                  *       "status": 403,
                  *       "detail": "This operation requires the scope webhooks:write.",
@@ -3347,7 +3393,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/internal-error",
+                 *       "type": "/problems/internal-error",
                  *       "title": "Internal error",
                  *       "status": 500,
                  *       "detail": "An unexpected error occurred.",
@@ -3387,7 +3433,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/not-found",
+                 *       "type": "/problems/not-found",
                  *       "title": "Not found",
                  *       "status": 404,
                  *       "detail": "No webhook endpoint with this id exists in your org.",
@@ -3407,7 +3453,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "path parameter endpoint_id: must match format \"uuid\"",
@@ -3434,7 +3480,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/payload-too-large",
+                 *       "type": "/problems/payload-too-large",
                  *       "title": "Payload too large",
                  *       "status": 413,
                  *       "detail": "The request body exceeds 1 MiB.",
@@ -3454,7 +3500,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "Unknown query parameter: verbose",
@@ -3475,6 +3521,8 @@ export interface components {
         /** @description Too many requests for this token (`RATE_LIMITED`); wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -3482,7 +3530,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/rate-limited",
+                 *       "type": "/problems/rate-limited",
                  *       "title": "Rate limited",
                  *       "status": 429,
                  *       "detail": "Too many requests; retry after 1 second.",
@@ -3513,7 +3561,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/service-unavailable",
+                 *       "type": "/problems/service-unavailable",
                  *       "title": "Service unavailable",
                  *       "status": 503,
                  *       "detail": "The service is briefly unavailable; retry after 1 second.",
@@ -3534,7 +3582,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/unauthenticated",
+                 *       "type": "/problems/unauthenticated",
                  *       "title": "Unauthenticated",
                  *       "status": 401,
                  *       "detail": "A valid bearer token is required.",
@@ -3554,7 +3602,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/unsupported-media-type",
+                 *       "type": "/problems/unsupported-media-type",
                  *       "title": "Unsupported media type",
                  *       "status": 415,
                  *       "detail": "The request body must be application/json.",
@@ -3600,6 +3648,18 @@ export interface components {
         IdempotentReplayed: "true";
         /** @description The path of the created resource. */
         Location: string;
+        /**
+         * @description What is left of this token's rate-limit window (IETF `RateLimit`, draft-ietf-httpapi-ratelimit-headers):
+         *     the policy's name, `r` the requests remaining and `t` the seconds until the window resets.
+         *     Sent on every answer to a request with a token; see *Rate limits*.
+         */
+        RateLimit: string;
+        /**
+         * @description This token's rate-limit policy (IETF `RateLimit-Policy`): `q` requests per window of `w`
+         *     seconds, counted per token across every server process (`pk` identifies the counter, not
+         *     the token). Sent with `RateLimit`; see *Rate limits*.
+         */
+        RateLimitPolicy: string;
         /** @description The id of this request, for support; your own `X-Request-Id` is echoed when it is sane. */
         RequestId: string;
         /** @description Seconds to wait before retrying. */
@@ -3621,6 +3681,7 @@ export type AuthenticationHeaders = components['schemas']['AuthenticationHeaders
 export type AuthenticationHeadersInput = components['schemas']['AuthenticationHeadersInput'];
 export type AuthenticationInput = components['schemas']['AuthenticationInput'];
 export type AuthenticationNone = components['schemas']['AuthenticationNone'];
+export type AuthenticationNoneInput = components['schemas']['AuthenticationNoneInput'];
 export type AuthenticationOAuth2 = components['schemas']['AuthenticationOAuth2'];
 export type AuthenticationOAuth2Input = components['schemas']['AuthenticationOAuth2Input'];
 export type BooleanString = components['schemas']['BooleanString'];
@@ -3675,6 +3736,7 @@ export type RotateSecretRequest = components['schemas']['RotateSecretRequest'];
 export type ServiceStatus = components['schemas']['ServiceStatus'];
 export type Severity = components['schemas']['Severity'];
 export type Threshold = components['schemas']['Threshold'];
+export type ThresholdInput = components['schemas']['ThresholdInput'];
 export type Timestamp = components['schemas']['Timestamp'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
@@ -3725,6 +3787,8 @@ export type ParameterListenerId = components['parameters']['ListenerId'];
 export type ParameterStartingAfter = components['parameters']['StartingAfter'];
 export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLocation = components['headers']['Location'];
+export type HeaderRateLimit = components['headers']['RateLimit'];
+export type HeaderRateLimitPolicy = components['headers']['RateLimitPolicy'];
 export type HeaderRequestId = components['headers']['RequestId'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderWwwAuthenticate = components['headers']['WwwAuthenticate'];
@@ -3916,6 +3980,8 @@ export interface operations {
             /** @description A page of coding evaluations. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3961,6 +4027,8 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3992,6 +4060,8 @@ export interface operations {
             /** @description The event. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4026,6 +4096,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4063,6 +4135,8 @@ export interface operations {
             /** @description The coding evaluation was replaced (or was already in this state). */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4074,6 +4148,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4109,6 +4185,8 @@ export interface operations {
             /** @description The events were recorded (or had been) and their deliveries queued. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4143,6 +4221,8 @@ export interface operations {
             /** @description The event id was already recorded; nothing new was created. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4153,6 +4233,8 @@ export interface operations {
             /** @description The event was recorded and its deliveries queued. */
             201: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4188,6 +4270,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4225,6 +4309,8 @@ export interface operations {
             /** @description The question set was replaced (or was already in this state). */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4236,6 +4322,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4270,6 +4358,8 @@ export interface operations {
             /** @description The question set is deleted. */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4314,6 +4404,8 @@ export interface operations {
             /** @description A page of question sets. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4359,6 +4451,8 @@ export interface operations {
             /** @description A page of webhook deliveries. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4390,6 +4484,8 @@ export interface operations {
             /** @description The delivery. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4431,6 +4527,8 @@ export interface operations {
             /** @description A page of attempts. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4473,6 +4571,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4515,6 +4615,8 @@ export interface operations {
             /** @description A page of webhook endpoints. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4559,6 +4661,8 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The path of the new endpoint. */
                     Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4594,6 +4698,8 @@ export interface operations {
             /** @description The endpoint. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4626,6 +4732,8 @@ export interface operations {
             /** @description The endpoint was deleted. */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4660,6 +4768,8 @@ export interface operations {
             /** @description The updated endpoint. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4708,6 +4818,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4758,6 +4870,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4806,6 +4920,8 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The path of the test delivery. */
                     Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4852,6 +4968,8 @@ export interface operations {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4901,6 +5019,8 @@ export interface operations {
             204: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4935,6 +5055,8 @@ export interface operations {
             /** @description The stream of the listener's deliveries, until either side closes it. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
