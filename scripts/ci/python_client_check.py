@@ -8,8 +8,8 @@ import json
 import os
 import sys
 
-import openapi_client as ars
-from openapi_client.rest import ApiException
+import audit_review as ars
+from audit_review.rest import ApiException
 
 
 def check(condition, message):

@@ -76,7 +76,8 @@ if (java.status !== 0) {
 writeFileSync(stampFile, digest);
 
 function generate(bin, args) {
-  execFileSync(join(root, "node_modules/.bin", bin), ["generate", "-i", bundle, ...args], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  const r = spawnSync(join(root, "node_modules/.bin", bin), ["generate", "-i", bundle, ...args], { cwd: root, env: { ...process.env, PWD: root }, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`${bin} generate exited ${r.status}:\n${(r.stdout + r.stderr).slice(-3000)}`);
 }
 
 // ---- Python: a wheel (PEP 427) of the generated package ------------------------------------

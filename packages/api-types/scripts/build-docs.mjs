@@ -21,7 +21,13 @@ const output = join(root, "openapi/dist/index.html");
 
 // openapi.docs.yaml: the public bundle with its code samples and the webhooks section (generate.mjs).
 const spec = parse(readFileSync(join(root, "openapi/dist/openapi.docs.yaml"), "utf8"));
-const rapidoc = readFileSync(require.resolve("rapidoc/dist/rapidoc-min.js"), "utf8");
+// RapiDoc's bundle carries the @font-face rules of its default web font (Open Sans from a font
+// CDN), used unless `load-fonts="false"`; the page asks for system fonts, and those URLs become
+// inert `data:,` so that nothing in the page names a remote resource at all.
+const FONT_CDN = /https:\/\/fonts\.(?:gstatic|googleapis)\.com\/[^)"'`\s]*/g;
+const bundled = readFileSync(require.resolve("rapidoc/dist/rapidoc-min.js"), "utf8");
+if ((bundled.match(FONT_CDN) ?? []).length === 0) throw new Error("build-docs: rapidoc-min.js names no font CDN any more (an upgrade?): review the rewrite below");
+const rapidoc = bundled.replace(FONT_CDN, "data:,");
 if (/<\/script/i.test(rapidoc)) throw new Error("build-docs: rapidoc-min.js contains </script> (an upgrade?): it cannot be inlined as is");
 
 // Every attribute is RapiDoc's (https://rapidocweb.com/api.html). System fonts: RapiDoc's default

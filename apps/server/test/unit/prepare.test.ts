@@ -53,6 +53,7 @@ describe("prepare", () => {
     expect(JSON.parse(req.body)).toEqual({
       type: "audit.completed",
       timestamp: "2026-11-21T09:00:00.000Z",
+      isTest: false,
       data: { auditId: event.audit_id, questionSetId: event.question_set_id, documentId: "doc-1", result: "failed" },
       responses: [{ questionId: "q1", query: "Documented?", answer: "No", context: "p. 2" }],
     });
@@ -91,6 +92,7 @@ describe("prepare", () => {
     expect(JSON.parse(payloadOf(raw, event))).toEqual({
       type: "audit.completed",
       timestamp: "2026-11-21T09:00:00.000Z",
+      isTest: false,
       data: { auditId: event.audit_id, questionSetId: event.question_set_id, result: "FAIL (2/3)" },
     });
     expect(payloadOf({ ...endpoint }, event)).toBe(payloadOf(endpoint, event));
