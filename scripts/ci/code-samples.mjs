@@ -62,7 +62,12 @@ const samples = Object.fromEntries(
   Object.entries(ops).map(([id, o]) => [id, Object.fromEntries(Object.entries(KEYS).map(([key, lang]) => [key, o.op["x-codeSamples"]?.find((x) => x.lang === lang)?.source ?? fail(`${id} shows no ${lang} sample`)]))]),
 );
 // The install lines, as the page's "Client libraries" shows them.
-const installLine = (prefix) => [...spec.info.description.matchAll(/`([^`]+)`/g)].map((m) => m[1]).find((c) => c.startsWith(prefix)) ?? fail(`the page shows no install line starting with ${prefix}`);
+const installLine = (prefix) => {
+  const table = spec.info.description.slice(spec.info.description.indexOf("## Client libraries"));
+  const at = table.indexOf(`\`${prefix}`);
+  if (at < 0) fail(`the page's Client libraries show no install line starting with ${prefix}`);
+  return table.slice(at + 1, table.indexOf("`", at + 1));
+};
 const INSTALL = { ts: installLine('npm install "$ARS_API_URL/clients/'), python: installLine('pip install "$ARS_API_URL/clients/'), go: installLine('GOPROXY="$ARS_API_URL/clients/go') };
 
 // Answers are checked against the contract's response schemas.
