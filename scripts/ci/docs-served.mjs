@@ -141,8 +141,29 @@ function raw(url, headers) {
   });
 }
 
+/** The page's text, shadow trees included (the renderer draws inside them; a host's innerText does not reach there). */
+function deepText(page) {
+  return page.evaluate(() => {
+    const parts = [];
+    const walk = (node) => {
+      // a code block whole (its highlighting splits it into many spans), anything else by its leaves
+      if (node.tagName === "PRE" || node.tagName === "P" || node.tagName === "TD") {
+        if (node.offsetParent !== null) parts.push(node.innerText);
+        return;
+      }
+      if (node.shadowRoot) walk(node.shadowRoot);
+      for (const child of node.children ?? []) walk(child);
+      if (node.nodeType === 1 && !node.children.length && node.offsetParent !== null) parts.push(node.innerText);
+    };
+    walk(document.body);
+    return parts.join("\n");
+  });
+}
+
 /** The fenced blocks of a Markdown text, in order. */
-const fences = (markdown) => [...markdown.matchAll(/```[a-z]*\n([\s\S]*?)\n```/g)].map((m) => m[1].replace(/^ {4}/gm, ""));
+function fences(markdown) {
+  return [...markdown.matchAll(/```[a-z]*\n([\s\S]*?)\n```/g)].map((m) => m[1]);
+}
 
 async function browserCheck(base, html, json) {
   const shots = join(root, "out/docs-screenshots");
@@ -188,7 +209,7 @@ async function browserCheck(base, html, json) {
       await shown("Registers an HTTPS receiver for your org").waitFor();
       await page.waitForTimeout(300);
       await page.screenshot({ path: join(shots, `${name}-create-webhook-endpoint.png`) });
-      const opText = await page.locator("rapi-doc").innerText();
+      const opText = await deepText(page);
       if (!opText.includes('curl -X POST "$ARS_API_URL/v2/webhook_endpoints"') || !opText.includes("Idempotency-Key: $(od")) fail(`${name}: the create operation shows no runnable curl sample`);
 
       await page.goto(`${base}/docs#post-audit.completed`, { waitUntil: "load" });
@@ -202,7 +223,7 @@ async function browserCheck(base, html, json) {
         if (!highlighted) fail(`${name}: the ${tab} is not highlighted`);
       }
       await page.screenshot({ path: join(shots, `${name}-webhook-receivers.png`) });
-      const hookText = await page.locator("rapi-doc").innerText();
+      const hookText = await deepText(page);
       for (const expected of ["webhook-signature: v1,", "isTest"]) {
         if (!hookText.includes(expected)) fail(`${name}: the Webhooks section does not show ${JSON.stringify(expected)}`);
       }
