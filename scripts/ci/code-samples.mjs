@@ -17,7 +17,7 @@
 //   whose packages the venv sees, since no Python registry is reachable here; Go 1.19+)
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -25,7 +25,6 @@ import { fileURLToPath } from "node:url";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
-import { parse } from "yaml";
 import { startReceiver } from "@audit-review/test-kit/receiver";
 import { operationsOf, readSampleSource } from "../../packages/api-types/scripts/code-samples.mjs";
 import { GO_ENV } from "./generator.mjs";

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global document */
 // CI: the README's "Reading the docs", as a user does it: `npm run docs` writes the offline page,
 // the public bundle and the client packages; the built server (`serve`, embedded database in a
 // fresh directory, PORT=0) then serves /docs, /openapi.json and /openapi.yaml without a token and
