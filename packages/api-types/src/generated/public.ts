@@ -13,8 +13,9 @@ export interface paths {
         };
         /**
          * This reference
-         * @description This API reference as one self-contained HTML page (it loads nothing from the network).
-         *     `GET /` redirects here. No token needed.
+         * @description This API reference as one self-contained HTML page (it loads nothing from the network), with
+         *     a console that sends requests to this server with a token you paste (kept in the page's
+         *     memory only). `GET /` redirects here. No token needed.
          */
         get: operations["getDocs"];
         put?: never;
