@@ -40,14 +40,18 @@ const files = (dir) =>
     : [];
 
 // What the archives are made of: the packed packages' files, the public bundle, this script.
-const inputs = [
-  ...["packages/api-types", "packages/client"].flatMap((p) => [join(root, p, "package.json"), join(root, p, "README.md"), ...files(join(root, p, "dist"))]),
-  bundle,
-  fileURLToPath(import.meta.url),
-].filter(existsSync);
-const stamp = createHash("sha256");
-for (const f of inputs.sort()) stamp.update(relative(root, f)).update(readFileSync(f));
-const digest = stamp.digest("hex");
+// Hashed again after packing, since `npm pack` rebuilds the packages' dist (prepack).
+function inputsDigest() {
+  const inputs = [
+    ...["packages/api-types", "packages/client"].flatMap((p) => [join(root, p, "package.json"), join(root, p, "README.md"), ...files(join(root, p, "dist"))]),
+    bundle,
+    fileURLToPath(import.meta.url),
+  ].filter(existsSync);
+  const hash = createHash("sha256");
+  for (const f of inputs.sort()) hash.update(relative(root, f)).update(readFileSync(f));
+  return hash.digest("hex");
+}
+const digest = inputsDigest();
 const stampFile = join(out, ".inputs-sha256");
 if (process.argv.includes("--if-stale") && existsSync(stampFile) && readFileSync(stampFile, "utf8") === digest) {
   log("client packages are current");
@@ -73,7 +77,7 @@ if (java.status !== 0) {
     rmSync(work, { recursive: true, force: true });
   }
 }
-writeFileSync(stampFile, digest);
+writeFileSync(stampFile, inputsDigest());
 
 function generate(bin, args) {
   const r = spawnSync(join(root, "node_modules/.bin", bin), ["generate", "-i", bundle, ...args], { cwd: root, env: { ...process.env, PWD: root }, encoding: "utf8" });
