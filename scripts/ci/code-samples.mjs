@@ -1,28 +1,32 @@
 #!/usr/bin/env node
-// CI: every code sample of the rendered docs runs against a live server. The samples are
-// rendered from openapi/code-samples.yaml exactly as the docs show them (packages/api-types/
-// scripts/code-samples.mjs), with the server's address, a token and live fixture ids instead of
-// the examples. Each language gets fresh fixtures (endpoints, a delivery that reached a real
-// HTTPS receiver). A recording proxy in front of the server keeps what each sample was answered:
-// a sample fails when it exits non-zero, makes other than its one request, gets a status its
-// operation does not document as success, or an answer its response schema refuses (Ajv).
-// TypeScript samples are type-checked with `tsc --strict` first; Go samples are built together.
+// CI: every code sample of the rendered docs runs as printed against a live server. Each sample's
+// text is taken from the page the server serves (the contract it renders, embedded in it), not
+// rendered again; each client is installed with the page's own install line ("Client
+// libraries") from the server's /clients into a folder outside the repository. Samples read
+// ARS_API_URL, ARS_TOKEN and the ids they need (ARS_ENDPOINT_ID, …) from the environment, which
+// is all CI sets: the server's address, a token and fresh fixtures per language (endpoints, a
+// delivery that reached a real HTTPS receiver, an event, a listener). A recording proxy in front
+// of the server keeps what each sample was answered: a sample fails when it exits non-zero,
+// makes other than its one request, gets a status its operation does not document as success,
+// or an answer its response schema refuses (Ajv). TypeScript samples are type-checked with
+// `tsc --strict` first; Go samples are built together.
 //
 //   node scripts/ci/code-samples.mjs [--only curl,ts,python,go]   (SAMPLES_TIMING=1: each sample's time)
-//   (needs the server built, and out/go-client and out/python-client from the README's
-//   commands: scripts/ci/go-client.mjs and python-client.mjs make them)
+//   (needs `npm run docs`, which packs the clients the server serves, and the server built;
+//   Python 3 with venv and Debian's python3-urllib3 python3-dateutil python3-certifi python3-six,
+//   whose packages the venv sees, since no Python registry is reachable here; Go 1.19+)
 import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
-import { parse } from "yaml";
 import { startReceiver } from "@audit-review/test-kit/receiver";
-import { clientMethodNames, operationsOf, readSampleSource, renderAll } from "../../packages/api-types/scripts/code-samples.mjs";
+import { operationsOf, readSampleSource } from "../../packages/api-types/scripts/code-samples.mjs";
 import { GO_ENV } from "./generator.mjs";
 import { startLiveServer } from "./live-server.mjs";
 
@@ -41,16 +45,29 @@ const python = process.env.PYTHON || "python3";
 const HOOK_HOST = "receiver.code-samples.dev";
 const SAMPLE_RECEIVER_HOST = "hooks.example-receiver.com"; // the URL the create sample registers
 
-// The clients the README generates, and the document the docs are rendered from.
-for (const [lang, dir] of [["go", "out/go-client"], ["python", "out/python-client"]]) {
-  if (languages.includes(lang) && !existsSync(join(root, dir))) fail(`${dir} is missing: run scripts/ci/${lang}-client.mjs first (it runs the README's commands)`);
-}
-const docsSpecFile = join(root, "openapi/dist/openapi.docs.yaml");
-if (!existsSync(docsSpecFile)) fail("openapi/dist/openapi.docs.yaml is missing: run npm run docs");
-const spec = parse(readFileSync(docsSpecFile, "utf8"));
 const source = readSampleSource(join(root, "openapi/code-samples.yaml"));
-const clientMethods = clientMethodNames(join(root, "packages/client/src/client.ts"));
+if (!existsSync(join(root, "openapi/dist/clients"))) fail("openapi/dist/clients is missing: run npm run docs (it packs the clients the server serves)");
+
+// A live server that delivers to a real HTTPS receiver; the samples come from the page it serves.
+const receiver = await startReceiver({ hostname: HOOK_HOST, status: 204 });
+const server = await startLiveServer({ publicHosts: [SAMPLE_RECEIVER_HOST], loopbackHosts: [HOOK_HOST], extraCa: receiver.caCert, dispatcher: true });
+const pageHtml = await (await fetch(`${server.url}/docs`)).text();
+const embedded = /<script id="ars-contract" type="application\/json">([\s\S]*?)<\/script>/.exec(pageHtml);
+if (!embedded) fail("the served /docs page embeds no contract (script#ars-contract)");
+const spec = JSON.parse(embedded[1]);
 const ops = Object.fromEntries(operationsOf(spec).map((o) => [o.operationId, o]));
+const KEYS = { curl: "Shell", ts: "TypeScript", python: "Python", go: "Go" };
+const samples = Object.fromEntries(
+  Object.entries(ops).map(([id, o]) => [id, Object.fromEntries(Object.entries(KEYS).map(([key, lang]) => [key, o.op["x-codeSamples"]?.find((x) => x.lang === lang)?.source ?? fail(`${id} shows no ${lang} sample`)]))]),
+);
+// The install lines, as the page's "Client libraries" shows them.
+const installLine = (prefix) => {
+  const table = spec.info.description.slice(spec.info.description.indexOf("## Client libraries"));
+  const at = table.indexOf(`\`${prefix}`);
+  if (at < 0) fail(`the page's Client libraries show no install line starting with ${prefix}`);
+  return table.slice(at + 1, table.indexOf("`", at + 1));
+};
+const INSTALL = { ts: installLine('npm install "$ARS_API_URL/clients/'), python: installLine('pip install "$ARS_API_URL/clients/'), go: installLine('GOPROXY="$ARS_API_URL/clients/go') };
 
 // Answers are checked against the contract's response schemas.
 const ajv = new Ajv({ strict: false, allErrors: true }); // oneOf does the discriminator's work
@@ -76,9 +93,7 @@ function checkAnswer(o, exchange) {
   return validate(body) ? null : `answer does not match the contract: ${ajv.errorsText(validate.errors)}`;
 }
 
-// A live server that delivers to a real HTTPS receiver, behind a proxy that records each answer.
-const receiver = await startReceiver({ hostname: HOOK_HOST, status: 204 });
-const server = await startLiveServer({ publicHosts: [SAMPLE_RECEIVER_HOST], loopbackHosts: [HOOK_HOST], extraCa: receiver.caCert, dispatcher: true });
+// A proxy that records each answer.
 const upstream = new URL(server.url);
 let exchanges = [];
 const proxy = http.createServer((req, res) => {
@@ -115,7 +130,7 @@ const api = async (method, path, body) => {
   return text ? JSON.parse(text) : null;
 };
 
-/** Fresh fixtures: an endpoint to read and change, one to delete, and a delivery that arrived. */
+/** Fresh fixtures as the samples' environment: an endpoint to read and change, one to delete, a delivery that arrived, a listener, an event. */
 async function fixtures() {
   const endpoint = await api("POST", "/v2/webhook_endpoints", { url: `${receiver.origin}/code-samples` });
   const deletable = await api("POST", "/v2/webhook_endpoints", { url: `${receiver.origin}/code-samples-delete` });
@@ -128,22 +143,22 @@ async function fixtures() {
   const listener = await api("POST", "/v2/webhook_listeners", {});
   const set = server.questionSets[0];
   const event = await server.ingest("/v2/internal/events", { id: randomUUID(), type: "audit.completed", data: { audit_id: randomUUID(), question_set_id: set.id, result: "failed" } });
-  return {
+  const env = {
     endpoint_id: endpoint.id,
-    deletable_endpoint_id: deletable.id,
     delivery_id: delivery.id,
-    since: new Date(Date.now() - 3600_000).toISOString(),
-    idempotency_key: randomUUID(),
+    event_id: event.id ?? event.event_id,
     listener_id: listener.id,
     listener_request_id: randomUUID(),
-    event_id: event.id ?? event.event_id,
   };
+  const vars = (values) => Object.fromEntries(Object.entries(source.variables).filter(([, d]) => d.env).map(([name, d]) => [d.env, values[name]]));
+  // The delete sample deletes $ARS_ENDPOINT_ID: it gets an endpoint of its own.
+  return { all: vars(env), deleteWebhookEndpoint: vars({ ...env, endpoint_id: deletable.id }) };
 }
 
 // The server runs in this process: samples run with async spawn, never spawnSync.
 function run(cmd, args, opts = {}) {
   return new Promise((done) => {
-    const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], ...opts, env: { ...process.env, ARS_TOKEN: server.token, ...opts.env } });
+    const child = spawn(cmd, args, { cwd: work, stdio: ["ignore", "pipe", "pipe"], ...opts, env: { ...process.env, ARS_API_URL: baseUrl, ARS_TOKEN: server.token, ...opts.env } });
     let out = "";
     child.stdout.on("data", (c) => (out += c));
     child.stderr.on("data", (c) => (out += c));
@@ -151,44 +166,59 @@ function run(cmd, args, opts = {}) {
   });
 }
 function runSync(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...opts });
+  const r = spawnSync(cmd, args, { cwd: work, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], ...opts });
   if (r.status !== 0) fail(`${cmd} ${args.join(" ")} exited ${r.status}:\n${(r.stdout + r.stderr).slice(-6000)}`);
 }
+/** A line of the page run as it is, in a shell, with the server's address in ARS_API_URL (async: the server is in this process). */
+async function installWith(lang, dir, env = {}) {
+  log(`$ ${INSTALL[lang]}   (in ${dir})`);
+  const { code, out } = await run("bash", ["-c", `set -e\n${INSTALL[lang]}`], { cwd: dir, env: { ARS_API_URL: server.url, ...env } });
+  if (code !== 0) fail(`the ${lang} install line exited ${code}:\n${out.slice(-4000)}`);
+}
 
-const work = join(root, "out/code-samples");
-rmSync(work, { recursive: true, force: true });
+// Outside the repository: nothing of the checkout can be picked up by accident.
+const work = mkdtempSync(join(tmpdir(), "ars-code-samples-"));
 
-/** Writes the language's samples and returns, per operation, how to run its sample. */
+/** Installs the language's client as the page says, writes its samples, and returns, per operation, how to run its sample. */
 const prepare = {
-  curl(samples) {
+  async curl() {
     return (id) => ["sh", ["-c", samples[id].curl]];
   },
-  ts(samples) {
+  async ts() {
     const dir = join(work, "ts");
     mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "code-samples", type: "module", private: true }));
+    await installWith("ts", dir);
     for (const [id, s] of Object.entries(samples)) writeFileSync(join(dir, `${id}.ts`), `${s.ts}\nexport {};\n`);
-    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, outDir: "js", target: "es2022", module: "nodenext", moduleResolution: "nodenext", types: ["node"], skipLibCheck: true }, include: ["*.ts"] }));
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module", private: true }));
+    // Node's types from the repository's toolchain; the client's from what the install line installed.
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, outDir: "js", target: "es2022", module: "nodenext", moduleResolution: "nodenext", types: ["node"], typeRoots: [join(root, "node_modules/@types")], skipLibCheck: true }, include: ["*.ts"] }));
     runSync(join(root, "node_modules/.bin/tsc"), ["-p", join(dir, "tsconfig.json")]);
-    log("TypeScript samples type-check with --strict");
-    return (id) => [process.execPath, [join(dir, "js", `${id}.js`)]];
+    log("TypeScript samples type-check with --strict against the installed client");
+    return (id) => [process.execPath, [join(dir, "js", `${id}.js`)], { cwd: dir }];
   },
-  python(samples) {
+  async python() {
     const dir = join(work, "python");
     mkdirSync(dir, { recursive: true });
+    // The client's dependencies come from Debian's packages (no Python registry here): the venv sees them.
+    runSync(python, ["-m", "venv", "--system-site-packages", join(dir, "venv")]);
+    const venv = { PATH: `${join(dir, "venv/bin")}:${process.env.PATH}`, PIP_NO_INDEX: "1", PIP_DISABLE_PIP_VERSION_CHECK: "1" };
+    await installWith("python", dir, venv);
     for (const [id, s] of Object.entries(samples)) writeFileSync(join(dir, `${id}.py`), s.python);
-    return (id) => [python, [join(dir, `${id}.py`)], { env: { PYTHONPATH: join(root, "out/python-client"), PYTHONDONTWRITEBYTECODE: "1" } }];
+    return (id) => [join(dir, "venv/bin/python"), [join(dir, `${id}.py`)], { cwd: dir, env: { PYTHONDONTWRITEBYTECODE: "1" } }];
   },
-  go(samples) {
+  async go() {
     const dir = join(work, "go");
+    mkdirSync(dir, { recursive: true });
+    const goEnv = { GOMODCACHE: join(work, "gomodcache"), GOFLAGS: "-modcacherw" };
+    runSync("go", ["mod", "init", "audit-review.dev/code-samples"], { cwd: dir, env: { ...process.env, ...goEnv } });
+    await installWith("go", dir, goEnv);
     for (const [id, s] of Object.entries(samples)) {
       mkdirSync(join(dir, id), { recursive: true });
       writeFileSync(join(dir, id, "main.go"), `${s.go}\n`);
     }
-    writeFileSync(join(dir, "go.mod"), `module audit-review.dev/code-samples\n\ngo 1.19\n\nrequire github.com/audit-review/ars-go v0.0.0\n\nreplace github.com/audit-review/ars-go => ../../go-client\n`);
     mkdirSync(join(dir, "bin"));
-    runSync("go", ["build", "-o", join(dir, "bin") + "/", "./..."], { cwd: dir, env: { ...process.env, ...GO_ENV } });
-    log("Go samples build");
+    runSync("go", ["build", "-o", join(dir, "bin") + "/", "./..."], { cwd: dir, env: { ...process.env, ...goEnv, ...GO_ENV, GOFLAGS: "-mod=mod -modcacherw" } });
+    log("Go samples build against the module from the server");
     return (id) => [join(dir, "bin", id), []];
   },
 };
@@ -196,8 +226,8 @@ const prepare = {
 try {
   for (const lang of languages) {
     const t0 = Date.now();
-    const samples = renderAll(spec, source, { baseUrl, fixtures: await fixtures(), clientMethods });
-    const command = prepare[lang](samples);
+    const command = await prepare[lang]();
+    const fixtureEnv = await fixtures();
     for (const id of Object.keys(samples)) {
       const o = ops[id];
       if (source.operations[id].ci_skip) {
@@ -205,7 +235,8 @@ try {
         continue;
       }
       exchanges = [];
-      const [cmd, args, opts] = command(id);
+      const [cmd, args, opts = {}] = command(id);
+      opts.env = { ...opts.env, ...(fixtureEnv[id] ?? fixtureEnv.all) };
       const t1 = Date.now();
       const { code, out } = await run(cmd, args, opts);
       if (process.env.SAMPLES_TIMING) log(`${lang} ${id}: ${Date.now() - t1} ms`);
@@ -229,6 +260,7 @@ try {
   proxy.close();
   await server.close();
   await receiver.close();
+  rmSync(work, { recursive: true, force: true });
 }
 if (failures.length) fail(`${failures.length} sample(s):\n${failures.join("\n\n")}`);
 log(`passed in ${((Date.now() - started) / 1000).toFixed(1)} s: every sample in ${languages.join(", ")} ran and was answered as the contract says`);

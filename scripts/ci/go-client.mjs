@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runClientCheck } from "./client-check.mjs";
+import { runClientCheck, runClientCheckWithAddedFields } from "./client-check.mjs";
 import { startLiveServer } from "./live-server.mjs";
 import { GO_ENV, OFFICIAL_JAR_SHA256, jarPath } from "./generator.mjs";
 
@@ -53,6 +53,8 @@ log(`built against the generated package with ${spawnSync("go", ["version"], { e
 const server = await startLiveServer();
 try {
   await runClientCheck(server, { label: "go-client", cmd: binary });
+  await runClientCheckWithAddedFields(server, { label: "go-client", cmd: binary });
+  log("a field added to every answer breaks nothing");
   log(`passed in ${((Date.now() - started) / 1000).toFixed(1)} s: generated, built, walked every page, filtered, read a 400 as a problem, created an endpoint and fetched it back`);
 } finally {
   await server.close();

@@ -1,23 +1,25 @@
 #!/usr/bin/env node
-// CI: the README's "Developing a receiver on your machine: ars-listen" and "Reconciling with the
-// Events API", as a user runs them. @audit-review/client is packed and installed into an empty
-// project outside the repository (its `ars-listen` bin comes with it); the README's receiver.mjs
-// and reconcile.mjs are written there as the README shows them; against a live server (its
-// delivery engine on), the README's commands run as they are:
+// CI: the README's quick start ("Your first delivery", the same blocks as the docs' Quick start:
+// scripts/ci/docs-served.mjs compares them), "Developing a receiver on your machine: ars-listen"
+// and "Reconciling with the Events API", as a user runs them, in an empty project outside the
+// repository, against a live server (its delivery engine on) that serves the client packages:
 //
-//   export WEBHOOK_SECRET=$(npx ars-listen --print-secret)
+//   npm install "$ARS_API_URL/clients/…api-types….tgz" "$ARS_API_URL/clients/…client….tgz"
+//   export ARS_WEBHOOK_SECRET=$(npx ars-listen --print-secret)
 //   node receiver.mjs &                        (started as its own process, so it can be killed)
 //   npx ars-listen --forward-to http://localhost:4242/webhooks
+//   curl -X POST "$ARS_API_URL/v2/webhook_endpoints/$ARS_LISTENER_ID/test" …   (step 4)
 //
-// Events are published through the internal ingestion API; every delivery must arrive at the
-// receiver, verify, be printed by ars-listen and be recorded `succeeded`. Then the receiver is
-// killed: the next delivery's attempt must record the failure (`connection_error`). Last,
-// reconcile.mjs must list the published events through GET /v2/events.
+// The test event must arrive, verify and be printed as a test; then events are published
+// through the internal ingestion API: every delivery must arrive at the receiver, verify, be
+// printed by ars-listen and be recorded `succeeded`. Then the receiver is killed: the next
+// delivery's attempt must record the failure (`connection_error`). Last, reconcile.mjs must list
+// the published events through GET /v2/events.
 //
-//   node scripts/ci/listen.mjs          (needs the server built: npm run build; port 4242 free)
+//   node scripts/ci/listen.mjs          (needs npm run docs and the server built; port 4242 free)
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -27,24 +29,33 @@ import { startLiveServer } from "./live-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
-const { log, fail, run, runAsync } = commands("listen", root);
+const { log, fail, runAsync } = commands("listen", root);
 
 
 // ---- what the README says, taken from it -------------------------------------------------------
 const readme = readFileSync(join(root, "README.md"), "utf8");
-const section = readme.slice(readme.indexOf("### Reconciling with the Events API"));
-const snippet = (firstLine) => {
+const sectionOf = (heading) => {
+  const at = readme.indexOf(heading);
+  if (at < 0) fail(`README has no ${heading}`);
+  return readme.slice(at, readme.indexOf("\n## ", at));
+};
+const quick = sectionOf("### Your first delivery");
+const reconciling = sectionOf("### Reconciling with the Events API");
+const snippet = (section, firstLine) => {
   const start = section.indexOf(`\`\`\`js\n${firstLine}`);
   if (start < 0) fail(`README has no js block starting with ${firstLine}`);
   const body = section.slice(start + "```js\n".length);
   return body.slice(0, body.indexOf("```"));
 };
-const RECEIVER = snippet("// receiver.mjs");
-const RECONCILE = snippet("// reconcile.mjs");
-const PRINT_SECRET = "export WEBHOOK_SECRET=$(npx ars-listen --print-secret)";
+const lineOf = (section, prefix) => section.split("\n").find((l) => l.startsWith(prefix)) ?? fail(`README has no line starting with ${prefix}`);
+const RECEIVER = snippet(quick, "// receiver.mjs");
+const RECONCILE = snippet(reconciling, "// reconcile.mjs");
+const INSTALL = lineOf(quick, 'npm install "$ARS_API_URL/clients/');
+const PRINT_SECRET = "export ARS_WEBHOOK_SECRET=$(npx ars-listen --print-secret)";
 const RECEIVER_CMD = "node receiver.mjs &";
 const LISTEN_CMD = "npx ars-listen --forward-to http://localhost:4242/webhooks";
-for (const line of [PRINT_SECRET, RECEIVER_CMD, LISTEN_CMD]) if (!section.includes(`\n${line}\n`)) fail(`the README no longer has the line: ${line}`);
+const TEST_EVENT = lineOf(quick, 'curl -X POST "$ARS_API_URL/v2/webhook_endpoints/$ARS_LISTENER_ID/test"');
+for (const line of [PRINT_SECRET, RECEIVER_CMD, LISTEN_CMD]) if (!quick.includes(`\n${line}\n`)) fail(`the README's quick start no longer has the line: ${line}`);
 
 // ---- a process whose output lines can be waited for ----------------------------------------
 function start(name, cmd, args, opts) {
@@ -109,19 +120,7 @@ const work = mkdtempSync(join(tmpdir(), "ars-listen-"));
 const processes = [];
 let server;
 try {
-  // 1. The client as a user installs it: packed, into an empty project outside the repository.
-  const packs = join(work, "packs");
-  mkdirSync(packs);
-  run("npm", ["pack", "-w", "@audit-review/api-types", "-w", "@audit-review/client", "--pack-destination", packs]);
-  const tarballs = readdirSync(packs).filter((f) => f.endsWith(".tgz")).map((f) => join(packs, f));
-  const project = join(work, "project");
-  mkdirSync(project);
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "listen-ci", private: true, type: "module" }, null, 2));
-  run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], { cwd: project });
-  writeFileSync(join(project, "receiver.mjs"), RECEIVER);
-  writeFileSync(join(project, "reconcile.mjs"), RECONCILE);
-
-  // 2. A live server with its delivery engine; the user's environment points at it.
+  // 1. A live server with its delivery engine, serving the client packages; the user's environment points at it.
   server = await startLiveServer({ dispatcher: true });
   const env = { ...process.env, ARS_API_URL: server.url, ARS_TOKEN: server.token };
   const api = async (path) => {
@@ -130,10 +129,17 @@ try {
     return res.json();
   };
 
-  // 3. The README's commands.
-  const secret = (await runAsync("bash", ["-c", `set -e\n${PRINT_SECRET}\necho "$WEBHOOK_SECRET"`], { cwd: project, env })).trim();
+  // 2. The client as the quick start installs it: from the server, into an empty project outside the repository.
+  const project = join(work, "project");
+  mkdirSync(project);
+  await runAsync("bash", ["-c", `set -e\n${INSTALL}`], { cwd: project, env });
+  writeFileSync(join(project, "receiver.mjs"), RECEIVER);
+  writeFileSync(join(project, "reconcile.mjs"), RECONCILE);
+
+  // 3. The quick start's commands.
+  const secret = (await runAsync("bash", ["-c", `set -e\n${PRINT_SECRET}\necho "$ARS_WEBHOOK_SECRET"`], { cwd: project, env })).trim();
   if (!/^whsec_[A-Za-z0-9+/=]+$/.test(secret)) fail(`--print-secret printed ${JSON.stringify(secret)}`);
-  const receiver = start("receiver", "node", ["receiver.mjs"], { cwd: project, env: { ...env, WEBHOOK_SECRET: secret } });
+  const receiver = start("receiver", "node", ["receiver.mjs"], { cwd: project, env: { ...env, ARS_WEBHOOK_SECRET: secret } });
   processes.push(receiver);
   await receiver.line(/receiver listening on/);
   const listen = start("ars-listen", "bash", ["-c", `exec ${LISTEN_CMD}`], { cwd: project, env });
@@ -143,6 +149,13 @@ try {
   const listenerId = /listener ([0-9a-f-]{36});/.exec(ready)?.[1] ?? fail(`no listener id in: ${ready}`);
   await listen.line(/connected: forwarding deliveries/);
   log(`ars-listen is connected (listener ${listenerId}) and forwards to the receiver`);
+  // Step 4: a test event to the listener arrives, verifies and says it is a test.
+  const testDelivery = JSON.parse(await runAsync("bash", ["-c", `set -e\n${TEST_EVENT}`], { cwd: project, env: { ...env, ARS_LISTENER_ID: listenerId } }));
+  const tested = await receiver.line(/^verified [0-9a-f-]{36} \(test\)$/);
+  if (!tested.includes(testDelivery.event_id)) fail(`the receiver verified ${tested}, the test delivery was of event ${testDelivery.event_id}`);
+  await listen.line(new RegExp(`audit\\.completed  ${testDelivery.event_id}  200  \\d+ ms$`));
+  await waitFor("the test delivery recorded succeeded", () => api(`/v2/webhook_deliveries/${testDelivery.id}`), (d) => d.status === "succeeded");
+  log("quick start: the test event arrived, verified as a test, and was recorded succeeded");
 
   // 4. Events in through the ingestion API; each must arrive, verify, print and be recorded.
   const since = new Date(Date.now() - 1000).toISOString();
@@ -161,7 +174,7 @@ try {
   if (receiver.lines.some((l) => l.startsWith("rejected"))) fail(`the receiver rejected a signature:\n${receiver.lines.join("\n")}`);
   const deliveries = await waitFor(
     "every delivery to the listener recorded succeeded",
-    async () => (await api(`/v2/webhook_deliveries?endpoint_id=${listenerId}&limit=100`)).data,
+    async () => (await api(`/v2/webhook_deliveries?endpoint_id=${listenerId}&limit=100`)).data.filter((d) => !d.is_test),
     (list) => list.length === events.length && list.every((d) => d.status === "succeeded"),
   );
   for (const d of deliveries) {
@@ -186,7 +199,7 @@ try {
 
   // 6. Reconciling: reconcile.mjs lists every published event, oldest first.
   const out = await runAsync("node", ["reconcile.mjs"], { cwd: project, env: { ...env, SINCE: since } });
-  const listed = out.trim().split("\n").map((l) => l.split(" ")[1]);
+  const listed = out.trim().split("\n").map((l) => l.split(" ")[1]).filter((id) => id !== testDelivery.event_id);
   const published = [...events, lost];
   if (JSON.stringify(listed) !== JSON.stringify(published)) fail(`reconcile.mjs listed ${JSON.stringify(listed)}, expected ${JSON.stringify(published)}`);
   log(`reconcile.mjs listed the ${published.length} events through GET /v2/events, oldest first`);
@@ -201,7 +214,7 @@ try {
     async () => (await fetch(`${server.url}/v2/webhook_endpoints/${listenerId}`, { headers: { authorization: `Bearer ${server.token}` } })).status,
     (status) => status === 404,
   );
-  log("passed: packed client, ars-listen forwards verified deliveries, failures recorded, events reconciled, ^C cleans up");
+  log("passed: client installed from the server, quick start followed, ars-listen forwards verified deliveries, failures recorded, events reconciled, ^C cleans up");
 } finally {
   for (const p of processes) p.signal("SIGKILL");
   await server?.close();

@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runClientCheck } from "./client-check.mjs";
+import { runClientCheck, runClientCheckWithAddedFields } from "./client-check.mjs";
 import { startLiveServer } from "./live-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -32,12 +32,12 @@ const sh = (command) => {
 // 1. Exactly the README's commands.
 rmSync(join(root, "out/python-client"), { recursive: true, force: true });
 sh("npm run docs");
-sh("npx openapi-generator generate -i openapi/dist/openapi.public.yaml -g python -o out/python-client");
+sh("npx openapi-generator generate -i openapi/dist/openapi.public.yaml -g python -o out/python-client --additional-properties packageName=audit_review,projectName=audit-review,packageVersion=0.1.0");
 
 // 2. The package imports.
 const clientDir = join(root, "out/python-client");
 const env = { ...process.env, PYTHONPATH: [clientDir, process.env.PYTHONPATH].filter(Boolean).join(":"), PYTHONDONTWRITEBYTECODE: "1" };
-const imported = spawnSync(python, ["-c", "import openapi_client, sys; print(sys.version.split()[0])"], { env, encoding: "utf8" });
+const imported = spawnSync(python, ["-c", "import audit_review, sys; print(sys.version.split()[0])"], { env, encoding: "utf8" });
 if (imported.status !== 0) fail(`the generated package does not import with ${python}:\n${imported.stderr}`);
 log(`imports on Python ${imported.stdout.trim()}`);
 
@@ -45,6 +45,8 @@ log(`imports on Python ${imported.stdout.trim()}`);
 const server = await startLiveServer();
 try {
   await runClientCheck(server, { label: "python-client", cmd: python, args: [join(here, "python_client_check.py")], env });
+  await runClientCheckWithAddedFields(server, { label: "python-client", cmd: python, args: [join(here, "python_client_check.py")], env });
+  log("a field added to every answer breaks nothing");
   log("passed: generated, imported, walked every page, filtered, got ApiException on a 400, created an endpoint");
 } finally {
   await server.close();

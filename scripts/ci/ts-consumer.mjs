@@ -4,7 +4,8 @@
 // repository, a small consumer (ts-consumer/consumer.ts) is type-checked and compiled with
 // `tsc --strict`, and run against a live server: the iterator, ApiError on a 400, creating an
 // endpoint, then verifyWebhook and parseAuditCompleted on the delivery the server's engine really
-// sent to a local HTTPS receiver (the test kit's receiver and CA).
+// sent to a local HTTPS receiver (the test kit's receiver and CA); last, the API part again
+// through a proxy that adds a field to every JSON object the server answers.
 //
 //   node scripts/ci/ts-consumer.mjs          (needs the server built: npm run build)
 import { randomUUID } from "node:crypto";
@@ -14,6 +15,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startReceiver } from "@audit-review/test-kit/receiver";
 import { commands } from "./commands.mjs";
+import { startFieldAddingProxy } from "./field-adding-proxy.mjs";
 import { startLiveServer } from "./live-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -62,7 +64,15 @@ try {
     writeFileSync(file, JSON.stringify({ headers: delivered.headers, body_base64: delivered.rawBody.toString("base64"), secret: created.secret }));
     const verified = JSON.parse((await runAsync("node", ["dist/consumer.js", "verify", file], { cwd: project })).trim());
     if (verified.event_id !== event.id || verified.audit_id !== event.data.audit_id || verified.result !== "failed") fail(`verified ${JSON.stringify(verified)} for event ${event.id}`);
-    log("passed: packed, installed outside the repository, tsc --strict, iterator, ApiError, verifyWebhook on a real delivery");
+    // The contract's compatibility policy: a field added to every answer breaks nothing.
+    const proxy = await startFieldAddingProxy(server.url);
+    try {
+      await runAsync("node", ["dist/consumer.js", "api"], { cwd: project, env: { ...env, ARS_BASE_URL: proxy.url, ARS_RECEIVER_URL: `${receiver.origin}/ts-consumer-added-fields` } });
+      if (!proxy.changed()) fail("the field-adding proxy changed no answer");
+    } finally {
+      await proxy.close();
+    }
+    log("passed: packed, installed outside the repository, tsc --strict, iterator, ApiError, verifyWebhook on a real delivery, a field added to every answer");
   } finally {
     await server.close();
     await receiver.close();

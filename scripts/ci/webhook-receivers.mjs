@@ -136,6 +136,7 @@ for (const lang of languages) {
     if (accepted.status !== 204) fail(`the ${lang} receiver answered ${accepted.status} to the real delivery:\n${out}`);
     if (refused.status !== 400) fail(`the ${lang} receiver answered ${refused.status} to a changed body:\n${out}`);
     if (!out.includes(headers["webhook-id"])) fail(`the ${lang} receiver did not log the webhook-id:\n${out}`);
+    if (!/\(test\)|true/.test(out)) fail(`the ${lang} receiver did not tell the test delivery by its body (isTest):\n${out}`);
     log(`${lang}: 204 for the delivery, 400 for it changed`);
   } finally {
     child.kill("SIGTERM");

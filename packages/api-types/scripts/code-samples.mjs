@@ -1,14 +1,19 @@
 // Code samples for every public operation, from one source: openapi/code-samples.yaml says which
 // request each operation's samples make; this module renders it as curl, TypeScript
-// (@audit-review/client), Python (the README's generated `openapi_client`) and Go (the README's
-// generated `ars` package), reading parameter and body types from the bundle itself, and merges
-// them into the bundle as Redoc's `x-codeSamples`. A public operation without an entry, an entry
-// without an operation, or a value the renderers cannot express fails the build: the docs never
-// lack a sample or show one that was not rendered from the contract.
+// (@audit-review/client), Python (the generated `audit_review` package) and Go (the generated
+// `ars` package), reading parameter and body types from the bundle itself, and merges them into
+// the bundle as `x-codeSamples`. A public operation without an entry, an entry without an
+// operation, or a value the renderers cannot express fails the build: the docs never lack a
+// sample or show one that was not rendered from the contract.
+//
+// Samples run as printed: the server's address, the token and the ids a sample needs come from
+// environment variables (SAMPLE_ENV and openapi/code-samples.yaml's `variables`), and values that
+// must be new on every run (an Idempotency-Key, a recent `since`) are made by the sample itself.
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 
-export const DOCS_BASE_URL = "https://api.audit-review.dev";
+/** The variables every sample reads: the server's address and a token. */
+export const SAMPLE_ENV = { url: "ARS_API_URL", token: "ARS_TOKEN" };
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 export const LANGUAGES = [
   { lang: "Shell", label: "curl", key: "curl" },
@@ -35,8 +40,8 @@ export function operationsOf(spec) {
   return ops;
 }
 
-/** Renders every operation's samples; `fixtures` replace `{name}` values, `baseUrl` the server. */
-export function renderAll(spec, source, { baseUrl = DOCS_BASE_URL, fixtures = source.fixtures ?? {}, clientMethods } = {}) {
+/** Renders every operation's samples; `{name}` values become the `variables` of the source. */
+export function renderAll(spec, source, { clientMethods } = {}) {
   const ops = operationsOf(spec);
   const known = new Set(ops.map((o) => o.operationId));
   const entries = source.operations ?? {};
@@ -46,8 +51,9 @@ export function renderAll(spec, source, { baseUrl = DOCS_BASE_URL, fixtures = so
   if (stray.length) throw new Error(`openapi/code-samples.yaml names operations that are not public: ${stray.join(", ")}`);
   const out = {};
   for (const o of ops) {
-    const request = substitute(entries[o.operationId] ?? {}, fixtures);
-    const ctx = { spec, o, request, baseUrl, clientMethods, where: `code sample of ${o.operationId}` };
+    const where = `code sample of ${o.operationId}`;
+    const request = substitute(entries[o.operationId] ?? {}, source.variables ?? {}, where);
+    const ctx = { spec, o, request, clientMethods, where };
     checkParams(ctx);
     out[o.operationId] = { curl: renderCurl(ctx), ts: renderTs(ctx), python: renderPython(ctx), go: renderGo(ctx) };
   }
@@ -73,16 +79,35 @@ function resolve(spec, node) {
 }
 const refName = (schema) => schema?.$ref?.split("/").pop();
 
-function substitute(value, fixtures) {
-  if (typeof value === "string") {
-    return value.replace(/\{([a-z_]+)\}/g, (m, name) => {
-      if (!(name in fixtures)) throw new Error(`code sample fixture {${name}} is not defined`);
-      return fixtures[name];
-    });
+/** A value the sample does not spell out: read from the environment (`env`) or made when it runs (`make`). */
+export class SampleVar {
+  constructor(name, def, where) {
+    this.name = name;
+    if (def.env && /^[A-Z][A-Z0-9_]*$/.test(def.env)) this.env = def.env;
+    else if (def.make === "idempotency_key" || def.make === "an_hour_ago") this.make = def.make;
+    else throw new Error(`${where}: variable {${name}} needs env: NAME or make: idempotency_key | an_hour_ago`);
   }
-  if (Array.isArray(value)) return value.map((v) => substitute(v, fixtures));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, fixtures)]));
+}
+const isVar = (v) => v instanceof SampleVar;
+
+function substitute(value, variables, where) {
+  if (typeof value === "string") {
+    const whole = /^\{([a-z_]+)\}$/.exec(value);
+    if (whole) {
+      if (!variables[whole[1]]) throw new Error(`${where}: variable {${whole[1]}} is not defined`);
+      return new SampleVar(whole[1], variables[whole[1]], where);
+    }
+    if (/\{[a-z_]+\}/.test(value)) throw new Error(`${where}: a variable must be a whole value: ${value}`);
+    return value;
+  }
+  if (Array.isArray(value)) return value.map((v) => substitute(v, variables, where));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, variables, where)]));
   return value;
+}
+
+/** The environment variables the samples of `source` read, besides SAMPLE_ENV. */
+export function sampleVariables(source) {
+  return Object.entries(source.variables ?? {}).filter(([, d]) => d.env).map(([name, d]) => ({ name, env: d.env }));
 }
 
 function checkParams({ o, request, where }) {
@@ -113,33 +138,57 @@ const camel = (s) => {
 const snake = (s) => s.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/[^A-Za-z0-9]+/g, "_").toLowerCase();
 const tagOf = (o) => o.op.tags?.[0] ?? "Default";
 
-function queryString(query) {
-  const parts = [];
-  for (const [k, v] of Object.entries(query ?? {})) for (const one of [v].flat()) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(String(one))}`);
-  return parts.length ? `?${parts.join("&")}` : "";
-}
-
-function fillPath(o, values) {
-  return o.path.replace(/\{([^}]+)\}/g, (_, name) => encodeURIComponent(String(values[name])));
-}
-
 // ---- curl --------------------------------------------------------------------------------
 
-function renderCurl({ spec, o, request, baseUrl }) {
-  const url = `${baseUrl}${fillPath(o, request.path ?? {})}${queryString(request.query)}`;
-  const lines = [`curl ${o.method === "get" ? "" : `-X ${o.method.toUpperCase()} `}'${url}'`];
-  if (needsToken(spec, o)) lines.push(`-H "Authorization: Bearer $ARS_TOKEN"`);
-  for (const [k, v] of Object.entries(request.headers ?? {})) lines.push(`-H '${k}: ${v}'`);
+// What a shell makes of a generated value (GNU date; on macOS `date -u -v-1H +%Y-%m-%dT%H:%M:%SZ`).
+const SHELL_MAKE = {
+  idempotency_key: "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')",
+  an_hour_ago: "$(date -u -d '1 hour ago' +%Y-%m-%dT%H:%M:%SZ)",
+};
+const shellVar = (v) => (v.env ? `$${v.env}` : SHELL_MAKE[v.make]);
+// Inside double quotes only these characters are special; in an unquoted here-document, all but `"`.
+const dq = (text) => String(text).replace(/[\\$`"]/g, (c) => `\\${c}`);
+const hereDoc = (text) => String(text).replace(/[\\$`]/g, (c) => `\\${c}`);
+
+function curlUrl(o, request) {
+  const path = o.path.replace(/\{([^}]+)\}/g, (_, name) => {
+    const v = request.path[name];
+    return isVar(v) ? shellVar(v) : dq(encodeURIComponent(String(v)));
+  });
+  const parts = [];
+  for (const [k, v] of Object.entries(request.query ?? {})) {
+    for (const one of [v].flat()) parts.push(`${encodeURIComponent(k)}=${isVar(one) ? shellVar(one) : dq(encodeURIComponent(String(one)))}`);
+  }
+  return `"$${SAMPLE_ENV.url}${path}${parts.length ? `?${parts.join("&")}` : ""}"`;
+}
+
+function renderCurl({ spec, o, request }) {
+  const lines = [`curl ${o.method === "get" ? "" : `-X ${o.method.toUpperCase()} `}${curlUrl(o, request)}`];
+  if (needsToken(spec, o)) lines.push(`-H "Authorization: Bearer $${SAMPLE_ENV.token}"`);
+  for (const [k, v] of Object.entries(request.headers ?? {})) lines.push(`-H "${dq(k)}: ${isVar(v) ? shellVar(v) : dq(v)}"`);
+  let heredoc = null;
   if (request.body !== undefined) {
     lines.push(`-H 'Content-Type: application/json'`);
-    lines.push(`-d '${JSON.stringify(request.body, null, 2).replace(/'/g, "'\\''")}'`);
+    const vars = [];
+    const json = JSON.stringify(request.body, (_, v) => (isVar(v) ? `@@${vars.push(v) - 1}@@` : v), 2);
+    if (vars.length) {
+      // A here-document, so the shell fills in the variables and generated values.
+      lines.push("-d @-");
+      heredoc = hereDoc(json).replace(/@@(\d+)@@/g, (_, i) => shellVar(vars[Number(i)]));
+    } else {
+      lines.push(`-d '${json.replace(/'/g, "'\\''")}'`);
+    }
   }
-  return lines.join(" \\\n  ");
+  const command = lines.join(" \\\n  ");
+  return heredoc === null ? command : `${command} <<EOF\n${heredoc}\nEOF`;
 }
 
 // ---- TypeScript (@audit-review/client) ------------------------------------------------------
 
+const TS_MAKE = { idempotency_key: "randomUUID()", an_hour_ago: "new Date(Date.now() - 3600_000).toISOString()" };
+
 function tsValue(v, indent = "") {
+  if (isVar(v)) return v.env ? `process.env.${v.env}!` : TS_MAKE[v.make];
   if (Array.isArray(v)) return `[${v.map((x) => tsValue(x, indent)).join(", ")}]`;
   if (v && typeof v === "object") {
     const inner = `${indent}  `;
@@ -149,21 +198,21 @@ function tsValue(v, indent = "") {
   return JSON.stringify(v);
 }
 
-function renderTs({ o, request, baseUrl, clientMethods }) {
-  const lines = [`import { createClient } from "@audit-review/client";`, ""];
+function renderTs({ o, request, clientMethods }) {
+  const lines = [];
   // The client always sends a token; operations that need none ignore it.
-  lines.push(`const client = createClient({ baseUrl: "${baseUrl}", token: process.env.ARS_TOKEN! });`);
+  lines.push(`const client = createClient({ baseUrl: process.env.${SAMPLE_ENV.url}!, token: process.env.${SAMPLE_ENV.token}! });`);
   const name = resultName(o);
   const assign = name ? `const ${name} = ` : "";
   const headers = request.headers ?? {};
   const hasMethod = !clientMethods || clientMethods.has(o.operationId);
   if (hasMethod && o.path.startsWith("/v2/")) {
-    const args = pathParamOrder(o).map((p) => JSON.stringify(request.path[p]));
+    const args = pathParamOrder(o).map((p) => tsValue(request.path[p]));
     if (request.query) args.push(tsValue(request.query));
     else if (request.body !== undefined) args.push(tsValue(request.body));
     const options = [];
     for (const [k, v] of Object.entries(headers)) {
-      if (k.toLowerCase() === "idempotency-key") options.push(`idempotencyKey: ${JSON.stringify(v)}`);
+      if (k.toLowerCase() === "idempotency-key") options.push(`idempotencyKey: ${tsValue(v)}`);
       else throw new Error(`code sample of ${o.operationId}: TypeScript cannot send header ${k}`);
     }
     if (options.length) {
@@ -182,13 +231,19 @@ function renderTs({ o, request, baseUrl, clientMethods }) {
     lines.push(`if (error !== undefined) throw new Error(String(error));`);
   }
   if (name) lines.push(successMedia(o)?.includes("json") ? `console.log(JSON.stringify(${name}, null, 2));` : `console.log(${name});`);
-  return lines.join("\n");
+  const imports = [];
+  if (lines.some((l) => l.includes("randomUUID()"))) imports.push(`import { randomUUID } from "node:crypto";`);
+  imports.push(`import { createClient } from "@audit-review/client";`);
+  return [...imports, "", ...lines].join("\n");
 }
 
-// ---- Python (openapi_client generated by the README's command) -------------------------------
+// ---- Python (the generated audit_review package) --------------------------------------------
+
+const PY_MAKE = { idempotency_key: "str(uuid.uuid4())", an_hour_ago: "datetime.now(timezone.utc) - timedelta(hours=1)" };
 
 function pyValue(spec, schema, v, where) {
   const s = resolve(spec, schema) ?? {};
+  if (isVar(v)) return v.env ? `os.environ[${JSON.stringify(v.env)}]` : PY_MAKE[v.make];
   if (v === null) return "None";
   if (Array.isArray(v)) return `[${v.map((x) => pyValue(spec, s.items, x, where)).join(", ")}]`;
   if (typeof v === "object") {
@@ -204,28 +259,31 @@ function pyValue(spec, schema, v, where) {
   return JSON.stringify(v);
 }
 
-function renderPython({ spec, o, request, baseUrl, where }) {
+function renderPython({ spec, o, request, where }) {
   const api = `${pascal(tagOf(o))}Api`;
-  const args = pathParamOrder(o).map((p) => JSON.stringify(request.path[p]));
+  const value = (x) => pyValue(spec, undefined, x, where);
+  const args = pathParamOrder(o).map((p) => value(request.path[p]));
   if (request.body !== undefined) {
     // A required body is positional; an optional one is the keyword named after its model.
     const schema = o.op.requestBody.content["application/json"].schema;
-    const value = pyValue(spec, schema, request.body, where);
-    args.push(o.op.requestBody.required ? value : `${snake(refName(schema))}=${value}`);
+    const body = pyValue(spec, schema, request.body, where);
+    args.push(o.op.requestBody.required ? body : `${snake(refName(schema))}=${body}`);
   }
-  for (const [k, v] of Object.entries(request.query ?? {})) args.push(`${snake(k)}=${JSON.stringify(v)}`);
-  for (const [k, v] of Object.entries(request.headers ?? {})) args.push(`${snake(k)}=${JSON.stringify(v)}`);
+  for (const [k, v] of Object.entries(request.query ?? {})) args.push(`${snake(k)}=${value(v)}`);
+  for (const [k, v] of Object.entries(request.headers ?? {})) args.push(`${snake(k)}=${value(v)}`);
   const name = resultName(o);
-  const lines = [];
-  if (needsToken(spec, o)) lines.push("import os", "");
-  lines.push("import openapi_client as ars", "", `config = ars.Configuration(host="${baseUrl}")`);
-  if (needsToken(spec, o)) lines.push(`config.access_token = os.environ["ARS_TOKEN"]`);
+  const lines = [`config = ars.Configuration(host=os.environ["${SAMPLE_ENV.url}"])`];
+  if (needsToken(spec, o)) lines.push(`config.access_token = os.environ["${SAMPLE_ENV.token}"]`);
   lines.push("with ars.ApiClient(config) as api:");
   let call = `ars.${api}(api).${snake(o.operationId)}(${args.join(", ")})`;
   if (call.length > 90) call = `ars.${api}(api).${snake(o.operationId)}(\n${args.map((a) => `        ${a},`).join("\n")}\n    )`;
   lines.push(`    ${name ? `${name} = ` : ""}${call}`);
   if (name) lines.push(`    print(${name})`);
-  return lines.join("\n");
+  const text = lines.join("\n");
+  const imports = ["import os"];
+  if (text.includes("uuid.")) imports.push("import uuid");
+  if (text.includes("datetime.now(")) imports.push("from datetime import datetime, timedelta, timezone");
+  return [...imports, "", "import audit_review as ars", "", text].join("\n");
 }
 
 // ---- Go (package ars generated by the README's command) --------------------------------------
@@ -234,10 +292,19 @@ function goEnumConst(typeName, value) {
   return `ars.${typeName.toUpperCase()}_${String(value).toUpperCase().replace(/[^A-Z0-9]+/g, "_")}`;
 }
 
+/** A Go expression for a variable; statements it needs first go to `pre`. */
+function goVar(v, pre) {
+  if (v.env) return `os.Getenv(${JSON.stringify(v.env)})`;
+  if (v.make === "an_hour_ago") return "time.Now().Add(-time.Hour)";
+  if (!pre.includes("key := make([]byte, 16)")) pre.push("key := make([]byte, 16)", "if _, err := rand.Read(key); err != nil {", "\tpanic(err)", "}");
+  return "hex.EncodeToString(key)";
+}
+
 /** A Go expression for `v` of `schema`; statements it needs first go to `pre`. */
 function goValue(spec, schema, v, pre, hint, where) {
   const s = resolve(spec, schema) ?? {};
   const name = refName(schema);
+  if (isVar(v)) return goVar(v, pre);
   if (s.enum && name) return goEnumConst(name, v);
   if (Array.isArray(v)) {
     const itemSchema = s.items ?? {};
@@ -276,10 +343,10 @@ function goScalarType(s, where) {
   throw new Error(`${where}: no Go type for ${JSON.stringify(s)}`);
 }
 
-function renderGo({ spec, o, request, baseUrl, where }) {
+function renderGo({ spec, o, request, where }) {
   const pre = [];
   const service = `${pascal(tagOf(o))}API`;
-  const pathArgs = pathParamOrder(o).map((p) => JSON.stringify(request.path[p]));
+  const pathArgs = pathParamOrder(o).map((p) => (isVar(request.path[p]) ? goVar(request.path[p], pre) : JSON.stringify(request.path[p])));
   let chain = `client.${service}.${pascal(o.operationId)}(${["ctx", ...pathArgs].join(", ")})`;
   const setter = (name) => (name === "type" ? "Type_" : pascal(name));
   for (const [location, inName] of [["query", "query"], ["headers", "header"]]) {
@@ -295,10 +362,10 @@ function renderGo({ spec, o, request, baseUrl, where }) {
     chain += `.${model}(${goValue(spec, schema, request.body, pre, "body", where)})`;
   }
   const name = resultName(o);
-  const ctx = needsToken(spec, o) ? `context.WithValue(context.Background(), ars.ContextAccessToken, os.Getenv("ARS_TOKEN"))` : "context.Background()";
+  const ctx = needsToken(spec, o) ? `context.WithValue(context.Background(), ars.ContextAccessToken, os.Getenv("${SAMPLE_ENV.token}"))` : "context.Background()";
   const body = [
     "cfg := ars.NewConfiguration()",
-    `cfg.Servers = ars.ServerConfigurations{{URL: "${baseUrl}"}}`,
+    `cfg.Servers = ars.ServerConfigurations{{URL: os.Getenv("${SAMPLE_ENV.url}")}}`,
     "client := ars.NewAPIClient(cfg)",
     `ctx := ${ctx}`,
     "",
@@ -312,7 +379,7 @@ function renderGo({ spec, o, request, baseUrl, where }) {
     else body.push(`fmt.Println(${name})`);
   }
   const text = body.join("\n");
-  const sortedImports = ["context", "encoding/json", "fmt", "os", "time"].filter((pkg) => pkg === "context" || text.includes(`${pkg.split("/").pop()}.`)).map((pkg) => `"${pkg}"`);
+  const sortedImports = ["context", "crypto/rand", "encoding/hex", "encoding/json", "fmt", "os", "time"].filter((pkg) => pkg === "context" || text.includes(`${pkg.split("/").pop()}.`)).map((pkg) => `"${pkg}"`);
   return [
     "package main",
     "",

@@ -42,10 +42,12 @@ function dropNullEnumValues(node) {
 
 /**
  * The document the reference page is rendered from: the public bundle with its callbacks lifted
- * into `x-webhooks` (Redoc's webhooks section: its own sidebar entry, instead of a collapsed
+ * into `webhooks` (the page's Webhooks section: its own navigation entry, instead of a collapsed
  * callback titled with a runtime expression at the bottom of the operation that registers it),
  * completed from openapi/webhooks.yaml: the section's introduction, the delivery-status table, a
- * complete example request, signed for real, and a verifying receiver in each language.
+ * complete example request, signed for real, and a verifying receiver in each language, shown as
+ * the webhook's code samples (tabs, highlighted). The document is only rendered, never validated
+ * against: `webhooks` is OpenAPI 3.1's key, which the renderer reads in a 3.0 document too.
  */
 export function shapeForDocs(spec, receiving) {
   const out = structuredClone(spec);
@@ -64,7 +66,7 @@ export function shapeForDocs(spec, receiving) {
     }
   }
   if (!Object.keys(webhooks).length) throw new Error("shapeForDocs: the contract has no callback to document as a webhook");
-  out["x-webhooks"] = webhooks;
+  out.webhooks = webhooks;
   out.tags = [...(out.tags ?? []), { name: "Webhooks", description: receiving.description.trim() }];
   return out;
 }
@@ -92,16 +94,15 @@ function webhookOperation(spec, op, receiving) {
     `-H 'webhook-signature: v1,${signature}'`,
     `-d '${body.replace(/'/g, "'\\''")}'`,
   ].join(" \\\n  ");
-  // Redoc renders no code samples beside a webhook, so they are part of its description.
   const fence = (lang, code) => `\`\`\`${lang}\n${code.trimEnd()}\n\`\`\``;
-  const receivers = Object.entries(receiving.receivers).map(([lang, source]) => `*${lang}*\n\n${fence(lang.toLowerCase(), source)}`);
   const sections = [
     op.description.trimEnd(),
     receiving.statuses.trim(),
     `**A complete request**, signed with the secret \`${ex.secret}\` (a receiver accepts it only while its timestamp is within 5 minutes of its clock):`,
     fence("shell", request),
-    "**Verifying it**: a receiver that checks the signature on the raw body, then parses it.",
-    ...receivers,
+    "**Verifying it**: the code samples beside this section are receivers that check the signature on the raw body, then parse it.",
   ];
-  return { ...op, tags: ["Webhooks"], description: sections.join("\n\n") };
+  // The receivers are the webhook's code samples: one tab per language, highlighted.
+  const samples = Object.entries(receiving.receivers).map(([lang, source]) => ({ lang, label: `${lang} receiver`, source: source.trimEnd() }));
+  return { ...op, tags: ["Webhooks"], description: sections.join("\n\n"), "x-codeSamples": samples };
 }

@@ -38,27 +38,58 @@ describe("code samples on every public operation", () => {
   });
 
   it("when a sample is rendered, then each language sends the same request: path, query, header and body", () => {
-    const s = renderAll(bundle, source, { fixtures: { ...source.fixtures, endpoint_id: "E1" } });
-    expect(s.listQuestionSets.curl).toContain("/v2/question_sets?is_production=true&limit=25");
+    const s = renderAll(bundle, source);
+    expect(s.listQuestionSets.curl).toContain(`"$ARS_API_URL/v2/question_sets?is_production=true&limit=25"`);
     expect(s.listQuestionSets.ts).toContain(`client.listQuestionSets({\n  is_production: "true",\n  limit: 25,\n})`);
     expect(s.listQuestionSets.python).toContain(`list_question_sets(is_production="true", limit=25)`);
     expect(s.listQuestionSets.go).toContain(".IsProduction(ars.BOOLEANSTRING_TRUE).Limit(25)");
-    expect(s.updateWebhookEndpoint.curl).toContain("/v2/webhook_endpoints/E1");
+    expect(s.updateWebhookEndpoint.curl).toContain(`"$ARS_API_URL/v2/webhook_endpoints/$ARS_ENDPOINT_ID"`);
     expect(s.updateWebhookEndpoint.go).toContain(`filters.SetAuditResults(ars.AUDITRESULTFILTER_ALL)`);
-    expect(s.createWebhookEndpoint.ts).toContain(`{ idempotencyKey: "${source.fixtures.idempotency_key}" }`);
-    expect(s.createWebhookEndpoint.python).toContain(`idempotency_key="${source.fixtures.idempotency_key}"`);
-    expect(s.createWebhookEndpoint.go).toContain(`.IdempotencyKey("${source.fixtures.idempotency_key}")`);
     expect(s.getHealth.curl).not.toContain("Authorization");
+  });
+
+  it("when a sample needs a server, a token or an id, then it reads them from the environment in every language", () => {
+    const s = renderAll(bundle, source);
+    expect(s.getWebhookEndpoint.curl).toBe(`curl "$ARS_API_URL/v2/webhook_endpoints/$ARS_ENDPOINT_ID" \\\n  -H "Authorization: Bearer $ARS_TOKEN"`);
+    expect(s.getWebhookEndpoint.ts).toContain(`createClient({ baseUrl: process.env.ARS_API_URL!, token: process.env.ARS_TOKEN! })`);
+    expect(s.getWebhookEndpoint.ts).toContain(`client.getWebhookEndpoint(process.env.ARS_ENDPOINT_ID!)`);
+    expect(s.getWebhookEndpoint.python).toContain(`get_webhook_endpoint(os.environ["ARS_ENDPOINT_ID"])`);
+    expect(s.getWebhookEndpoint.python).toContain(`ars.Configuration(host=os.environ["ARS_API_URL"])`);
+    expect(s.getWebhookEndpoint.go).toContain(`GetWebhookEndpoint(ctx, os.Getenv("ARS_ENDPOINT_ID"))`);
+    expect(s.getWebhookEndpoint.go).toContain(`{{URL: os.Getenv("ARS_API_URL")}}`);
+    for (const lang of ["curl", "ts", "python", "go"]) expect(JSON.stringify(s), lang).not.toMatch(/0193a5b2|api\.audit-review\.dev/);
+  });
+
+  it("when a sample sends an Idempotency-Key or a recent time, then it makes a new one each run", () => {
+    const s = renderAll(bundle, source);
+    expect(s.createWebhookEndpoint.curl).toContain(`-H "Idempotency-Key: $(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')"`);
+    expect(s.createWebhookEndpoint.ts).toContain("{ idempotencyKey: randomUUID() }");
+    expect(s.createWebhookEndpoint.ts).toContain(`import { randomUUID } from "node:crypto";`);
+    expect(s.createWebhookEndpoint.python).toContain("idempotency_key=str(uuid.uuid4())");
+    expect(s.createWebhookEndpoint.go).toContain(".IdempotencyKey(hex.EncodeToString(key))");
+    expect(s.recoverWebhookDeliveries.curl).toContain(`"since": "$(date -u -d '1 hour ago' +%Y-%m-%dT%H:%M:%SZ)"`);
+    expect(s.recoverWebhookDeliveries.ts).toContain("since: new Date(Date.now() - 3600_000).toISOString()");
+    expect(s.recoverWebhookDeliveries.python).toContain("since=datetime.now(timezone.utc) - timedelta(hours=1)");
+    expect(s.recoverWebhookDeliveries.go).toContain("ars.NewRecoverRequest(time.Now().Add(-time.Hour))");
+  });
+
+  it("when a variable is not defined or is part of a value, then rendering fails", () => {
+    const missing = { ...source, operations: { ...source.operations, getWebhookEndpoint: { path: { endpoint_id: "{nope}" } } } };
+    expect(() => renderAll(bundle, missing)).toThrow(/variable \{nope\} is not defined/);
+    const partial = { ...source, operations: { ...source.operations, getWebhookEndpoint: { path: { endpoint_id: "x-{endpoint_id}" } } } };
+    expect(() => renderAll(bundle, partial)).toThrow(/must be a whole value/);
   });
 
   it("when the docs are shaped, then the callback becomes the audit.completed webhook with statuses, a signed request and receivers", () => {
     const receiving = parse(readFileSync(join(root, "openapi/webhooks.yaml"), "utf8"));
     const shaped = shapeForDocs(withCodeSamples(bundle, source), receiving);
-    expect(Object.keys(shaped["x-webhooks"])).toEqual(["audit.completed"]);
-    const description: string = shaped["x-webhooks"]["audit.completed"].post.description;
+    expect(Object.keys(shaped.webhooks)).toEqual(["audit.completed"]);
+    const hook = shaped.webhooks["audit.completed"].post;
+    const description: string = hook.description;
     expect(description).toContain("| `failed` |");
     expect(description).toMatch(/webhook-signature: v1,[A-Za-z0-9+/]{43}=/);
-    for (const lang of ["typescript", "python", "go"]) expect(description).toContain("```" + lang);
+    // the receivers are the webhook's code samples: tabs, highlighted by language
+    expect(hook["x-codeSamples"].map((x: { lang: string }) => x.lang)).toEqual(["TypeScript", "Python", "Go"]);
     expect(JSON.stringify(shaped.paths)).not.toContain('"callbacks"');
   });
 });

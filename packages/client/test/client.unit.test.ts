@@ -71,7 +71,7 @@ describe("ApiError", () => {
 
   it("when a 429 carries Retry-After, then retryAfterSeconds holds it", async () => {
     const problem = {
-      type: "https://audit-review.dev/problems/rate-limited",
+      type: "/problems/rate-limited",
       title: "Rate limited",
       status: 429,
       detail: "Too many requests; retry after 3 seconds.",

@@ -1,7 +1,9 @@
 // The `standard_v1` body of `audit.completed`, shaped per endpoint. Pure: the stored event is
 // complete (every response with its question text and flags), and each endpoint only ever sees
 // the reduction its `payload` settings ask for. Built once per attempt, so a body is always
-// exactly what the endpoint's settings say today.
+// exactly what the endpoint's settings say today. The body is the event of the Events API
+// (`GET /v2/events/{webhook-id}`) reduced and spelled in the seed's camelCase: the contract's
+// AuditCompletedPayload description maps each field to the event's.
 import type { AuditCompletedPayload, AuditResponseItem } from "@audit-review/api-types/internal";
 import { EVENT_TYPES, stored } from "../lib/stored-values.js";
 import type { StoredEvent, StoredResponse } from "../repos/events.repo.js";
@@ -9,7 +11,7 @@ import type { StoredEvent, StoredResponse } from "../repos/events.repo.js";
 /** The parts of a stored event the body is built from. */
 export type PayloadEvent = Pick<
   StoredEvent,
-  "type" | "audit_id" | "question_set_id" | "document_id" | "result" | "raw_result" | "responses" | "occurred_at"
+  "type" | "audit_id" | "question_set_id" | "document_id" | "result" | "raw_result" | "responses" | "occurred_at" | "is_test"
 >;
 
 /** An endpoint's `payload` settings, as stored on its row. */
@@ -38,6 +40,8 @@ export function buildPayload(event: PayloadEvent, settings: PayloadSettings): Au
   const body: AuditCompletedPayload = {
     type: stored(EVENT_TYPES, event.type),
     timestamp: event.occurred_at.toISOString(),
+    // always sent, whatever the fields: a receiver must be able to set test deliveries aside
+    isTest: event.is_test,
     data,
   };
   if (fields.has("responses")) {

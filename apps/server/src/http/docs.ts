@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { Router, type Request, type Response } from "express";
+import { arrayOf, recordOf } from "../lib/narrow.js";
 
 /** One served file: its bytes, the compressed forms the build wrote, and its validator. */
 interface Asset {
@@ -18,8 +19,10 @@ export interface DocsAssets {
   json: Asset;
   yaml: Asset;
   favicon: Asset;
-  /** First path segments of the page's own links (`/section/…`, `/question-sets`, …). */
-  pageRoutes: Set<string>;
+  /** The error catalogue: `/problems/<slug>` (a problem's `type`) → the code's entry on the page. */
+  problems: Map<string, string>;
+  /** The client packages the docs build wrote (`clients/…`), by their path under `/clients/`. */
+  clients: Map<string, Asset>;
 }
 
 // A small mark, so browsers asking for /favicon.ico get an icon, not a problem document.
@@ -51,15 +54,59 @@ export function loadDocs(docsDir: string): DocsAssets {
     return { type, identity, gzip: compressed("gz", gunzipSync), br: compressed("br", brotliDecompressSync), etag: etagOf(identity) };
   };
   const page = read("index.html", "text/html; charset=utf-8");
-  const pageRoutes = new Set<string>();
-  for (const m of page.identity.toString("utf8").matchAll(/href="\/([a-z0-9-]+)(?:[/"])/g)) pageRoutes.add(m[1]!);
+  const json = read("openapi.public.json", "application/json; charset=utf-8");
   return {
     page,
-    json: read("openapi.public.json", "application/json; charset=utf-8"),
+    json,
     yaml: read("openapi.public.yaml", "application/yaml; charset=utf-8"),
     favicon: { type: "image/svg+xml", identity: FAVICON, etag: etagOf(FAVICON) },
-    pageRoutes,
+    problems: problemCatalogue(json.identity),
+    clients: clientPackages(join(docsDir, "clients")),
   };
+}
+
+/**
+ * Every error code of the contract (`ErrorCode`), by the slug its problem `type` ends in
+ * (`RATE_LIMITED` → `rate-limited`), to the id the page gives its catalogue entry: the reference
+ * renders the description's `### RATE_LIMITED` heading as `overview--rate_limited`.
+ */
+function problemCatalogue(publicBundle: Buffer): Map<string, string> {
+  const spec: unknown = JSON.parse(publicBundle.toString("utf8"));
+  const codes = arrayOf(recordOf(recordOf(recordOf(recordOf(spec).components).schemas).ErrorCode).enum);
+  const out = new Map<string, string>();
+  for (const code of codes) if (typeof code === "string") out.set(code.toLowerCase().replace(/_/g, "-"), `overview--${code.toLowerCase()}`);
+  return out;
+}
+
+// What each client archive is, for the browser and the package managers that fetch it.
+const CLIENT_TYPES: Array<[RegExp, string]> = [
+  [/\.tgz$/, "application/gzip"],
+  [/\.(whl|zip)$/, "application/zip"],
+  [/\.tar\.gz$/, "application/gzip"],
+  [/\.info$/, "application/json"],
+  [/(\.mod|\/list)$/, "text/plain; charset=utf-8"],
+];
+
+/** The archives `npm run docs` packed (npm tarballs, a Python wheel, a Go module proxy tree), read once. */
+function clientPackages(dir: string): Map<string, Asset> {
+  const out = new Map<string, Asset>();
+  if (!existsSync(dir)) return out;
+  const walk = (at: string): void => {
+    for (const name of readdirSync(at)) {
+      const file = join(at, name);
+      if (statSync(file).isDirectory()) {
+        walk(file);
+        continue;
+      }
+      const path = relative(dir, file).split("\\").join("/");
+      const type = CLIENT_TYPES.find(([re]) => re.test(path))?.[1];
+      if (!type) continue;
+      const identity = readFileSync(file);
+      out.set(path, { type, identity, etag: etagOf(identity) });
+    }
+  };
+  walk(dir);
+  return out;
 }
 
 function etagOf(buf: Buffer): string {
@@ -96,11 +143,11 @@ export function docsRoutes(assets: DocsAssets): Router {
 }
 
 /**
- * What a browser asks of the docs besides the documented GETs, answered before authentication:
- * HEAD of the page and the contract, /favicon.ico, and the page's own links opened in a new tab
- * or copied. The page routes in the browser's history (`/docs#/section/webhooks`) but writes its
- * links as paths at the root (`/section/webhooks`, `/question-sets/…`); those paths redirect to
- * the page at that place.
+ * What a browser or a package manager asks of the docs besides the documented GETs, answered
+ * before authentication: HEAD of the page and the contract, /favicon.ico, a problem's `type`
+ * (`/problems/rate-limited` redirects to its entry in the page's error catalogue, `/problems` to
+ * the catalogue), and the client packages the server was built with (`/clients/…`, listed at
+ * `/clients`).
  */
 export function docsBrowserRoutes(assets: DocsAssets): Router {
   const router = Router({ caseSensitive: true, strict: false });
@@ -109,11 +156,36 @@ export function docsBrowserRoutes(assets: DocsAssets): Router {
   router.head("/openapi.yaml", (req, res) => send(req, res, assets.yaml));
   router.get("/favicon.ico", (req, res) => send(req, res, assets.favicon));
   router.head("/favicon.ico", (req, res) => send(req, res, assets.favicon));
-  router.use((req, res, next) => {
+  router.get("/problems", (_req, res) => res.redirect(302, "/docs#overview--errors"));
+  router.get("/problems/:slug", (req, res, next) => {
+    const entry = assets.problems.get(String(req.params.slug));
+    if (!entry) return next();
+    res.redirect(302, `/docs#${entry}`);
+  });
+  const index = clientIndex(assets.clients);
+  router.get("/clients", (req, res) => send(req, res, index));
+  router.use("/clients", (req, res, next) => {
     if (req.method !== "GET" && req.method !== "HEAD") return next();
-    const first = /^\/([a-z0-9-]+)(?:\/[A-Za-z0-9._~-]*)*$/.exec(req.path);
-    if (!first || !assets.pageRoutes.has(first[1]!)) return next();
-    res.redirect(302, `/docs#${req.path}`);
+    const asset = assets.clients.get(decodeURIComponent(req.path.slice(1)));
+    if (!asset) return next();
+    send(req, res, asset);
   });
   return router;
+}
+
+/** `/clients`: a page listing the packages with the line that installs each. */
+function clientIndex(clients: Map<string, Asset>): Asset {
+  const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const files = [...clients.keys()].filter((p) => !p.startsWith("go/")).sort();
+  const goZip = [...clients.keys()].find((p) => p.startsWith("go/") && p.endsWith(".zip"));
+  const items = files.map((f) => `<li><a href="/clients/${esc(f)}">${esc(f)}</a></li>`);
+  if (goZip) items.push(`<li>Go module proxy: <code>GOPROXY=&lt;this server&gt;/clients/go</code> (<a href="/clients/${esc(goZip)}">${esc(goZip)}</a>)</li>`);
+  const body = items.length
+    ? `<ul>${items.join("")}</ul>`
+    : "<p>No client package was built with this server: run <code>npm run docs</code> in its repository.</p>";
+  const html = Buffer.from(
+    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Client packages</title></head><body style="font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto">` +
+      `<h1>Client packages of this server</h1>${body}<p>How to install each: <a href="/docs#overview--client-libraries">Client libraries</a>.</p></body></html>`,
+  );
+  return { type: "text/html; charset=utf-8", identity: html, etag: etagOf(html) };
 }

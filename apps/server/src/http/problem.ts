@@ -7,7 +7,9 @@ import { AppError, ValidationErrors } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
 import { isRecord, recordOf, stringOf } from "../lib/narrow.js";
 
-const TYPE_BASE = "https://audit-review.dev/problems/";
+// A relative reference (RFC 9457 §3.1.1): resolved against the request, it is the code's entry in
+// the error catalogue of the server that answered (docs.ts redirects it into the reference).
+const TYPE_BASE = "/problems/";
 
 /** The only place that writes application/problem+json. */
 export function sendProblem(req: Request, res: Response, err: AppError): void {

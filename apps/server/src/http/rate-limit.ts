@@ -74,8 +74,9 @@ export function rateLimiter(perMinute: number, counter: WindowCounter, logger: L
       error: (err) => logger.warn({ err: String(err) }, "rate limit count unavailable; request let through"),
       warn: (err) => logger.warn({ err: String(err) }, "rate limit configuration warning"),
     },
-    // No RateLimit/RateLimit-Policy headers: the contract documents only Retry-After on 429.
-    standardHeaders: false,
+    // The IETF RateLimit / RateLimit-Policy fields (draft-ietf-httpapi-ratelimit-headers-08 and
+    // later), as the contract's "Rate limits" section documents them: on every counted answer.
+    standardHeaders: "draft-8",
     legacyHeaders: false,
     skip: (req) => !req.auth,
     keyGenerator: (req) => req.auth?.tokenId ?? `ip:${req.ip}`,

@@ -78,7 +78,7 @@ export type QueueEndpoint = Pick<
   | "legacy_signature"
 >;
 
-export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at" | "is_test">;
+export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at">;
 
 /** Which endpoints' rows a claim may take. */
 export interface ClaimScope {
@@ -138,7 +138,7 @@ const ENDPOINT_COLUMNS = [
   "payload_include_informational", "auth_type", "auth_config", "auth_secret_enc", "secret_enc", "previous_secret_enc",
   "previous_secret_expires_at", "legacy_signature",
 ] as const satisfies readonly (keyof QueueEndpoint)[];
-const EVENT_COLUMNS = ["id", "type", "audit_id", "question_set_id", "document_id", "result", "raw_result", "responses", "occurred_at"] as const satisfies readonly (keyof QueueEvent)[];
+const EVENT_COLUMNS = ["id", "type", "audit_id", "question_set_id", "document_id", "result", "raw_result", "responses", "occurred_at", "is_test"] as const satisfies readonly (keyof QueueEvent)[];
 
 /** A claim's rows with what sending them needs: their endpoints and events, read in the same statement. */
 export interface Claim {
@@ -294,7 +294,7 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
   if (r.ev_id) {
     into.events.set(r.ev_id, {
       id: r.ev_id, type: r.ev_type, audit_id: r.ev_audit_id, question_set_id: r.ev_question_set_id, document_id: r.ev_document_id,
-      result: r.ev_result, raw_result: r.ev_raw_result, responses: r.ev_responses, occurred_at: r.ev_occurred_at,
+      result: r.ev_result, raw_result: r.ev_raw_result, responses: r.ev_responses, occurred_at: r.ev_occurred_at, is_test: r.ev_is_test,
     });
   }
 }

@@ -176,7 +176,7 @@ describe("internal errors", () => {
 
     const problem = await rawProblem(res, { status: 500, code: "INTERNAL_ERROR" });
     expect(problem).toEqual({
-      type: "https://audit-review.dev/problems/internal-error",
+      type: "/problems/internal-error",
       title: "Internal error",
       status: 500,
       detail: "An unexpected error occurred.",

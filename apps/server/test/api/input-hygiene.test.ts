@@ -1,7 +1,10 @@
 // The input rules of docs/api-decisions.md#input-hygiene: inputs that once answered 5xx, were silently reinterpreted, or
 // were refused one parameter at a time. Each is refused (or accepted) at the layer that owns it.
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { SPEC_PATH } from "../../src/lib/paths.js";
 import { createEndpoint, ingestQuestionSet, PUBLIC_HOST, rawProblem, useApiServer } from "../harness/factories.js";
 
 const server = await useApiServer();
@@ -171,7 +174,7 @@ describe("headers", () => {
     const requestId = /\r\nx-request-id: (\S+)/i.exec(head)?.[1];
     expect(requestId).toMatch(/^req_[0-9a-f]{24}$/);
     expect(JSON.parse(body)).toEqual({
-      type: "https://audit-review.dev/problems/headers-too-large",
+      type: "/problems/headers-too-large",
       title: "Request headers too large",
       status: 431,
       detail: expect.any(String),
@@ -180,10 +183,15 @@ describe("headers", () => {
     });
   });
 
-  it("when any response is sent, then it carries no RateLimit headers the contract does not document", async () => {
+  it("when any response is sent, then its rate-limit headers are the IETF ones the contract documents, and no legacy X-RateLimit-*", async () => {
     const { token } = await limited.newOrg();
     const res = await limited.raw("/v2/question_sets", { token });
     expect(res.status).toBe(200);
-    expect([res.headers.get("ratelimit"), res.headers.get("ratelimit-policy"), res.headers.get("x-ratelimit-limit")]).toEqual([null, null, null]);
+    expect(res.headers.get("ratelimit")).toMatch(/^"100-in-1min"; r=\d+; t=\d+$/);
+    expect(res.headers.get("ratelimit-policy")).toMatch(/^"100-in-1min"; q=100; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+    expect([res.headers.get("x-ratelimit-limit"), res.headers.get("x-ratelimit-remaining")]).toEqual([null, null]);
+    const spec = parse(readFileSync(SPEC_PATH, "utf8")) as { paths: Record<string, Record<string, { responses: Record<string, { headers: object }> }>> };
+    const documented = Object.keys(spec.paths["/v2/question_sets"]!.get!.responses["200"]!.headers);
+    expect(documented).toEqual(expect.arrayContaining(["RateLimit", "RateLimit-Policy"]));
   });
 });

@@ -144,7 +144,8 @@ describe("test events and rotation", () => {
     expect(sent.data).toMatchObject({ is_test: true, endpoint_id: ep.id, event_type: "audit.completed" });
     const req = await r.nextRequest();
     const body = JSON.parse(verifyWebhook({ secret: ep.secret, headers: req.headers, body: req.body }).body) as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(["data", "timestamp", "type"]);
+    expect(Object.keys(body).sort()).toEqual(["data", "isTest", "timestamp", "type"]);
+    expect(body.isTest).toBe(true);
     expect(Object.keys(body.data as object).sort()).toEqual(["auditId", "questionSetId", "result"]);
     await h.server.drain();
     expect((await attemptsOf(sent.data!.id)).map((a) => a.trigger)).toEqual(["test"]);

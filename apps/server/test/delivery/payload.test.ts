@@ -25,7 +25,7 @@ describe("the standard_v1 body per endpoint", () => {
     const r = await h.receiver();
 
     const cases: Array<{ name: string; payload?: Settings; expected: (ts: string, ids: { auditId: string }) => AuditCompletedPayload }> = [];
-    const base = (ts: string, auditId: string) => ({ type: "audit.completed" as const, timestamp: ts, data: { auditId, questionSetId: set.id } });
+    const base = (ts: string, auditId: string) => ({ type: "audit.completed" as const, timestamp: ts, isTest: false, data: { auditId, questionSetId: set.id } });
     const q = set.questions;
     cases.push({
       name: "defaults",
@@ -104,6 +104,41 @@ describe("the standard_v1 body per endpoint", () => {
     }
     await h.server.drain();
     for (const ep of endpoints) expect(await onlyDelivery(org.api, ep.id)).toMatchObject({ status: "succeeded", attempt_count: 1 });
+  });
+});
+
+describe("the body and the Event are one story", () => {
+  it("When an event is delivered, Then every field of the body is the published event's, as the contract maps them", async () => {
+    const r = await h.receiver();
+    const ep = await endpointFor(org.api, r.url);
+    const published = await publish(org.api);
+    const req = await r.nextRequest();
+    const body = JSON.parse(verifyWebhook({ secret: ep.secret, headers: req.headers, body: req.body }).body) as AuditCompletedPayload;
+    const event = (await org.api.GET("/v2/events/{event_id}", { params: { path: { event_id: published.id } } })).data!;
+    expect(req.headers["webhook-id"]).toBe(event.id);
+    expect(body).toEqual({
+      type: event.type,
+      timestamp: event.occurred_at,
+      isTest: event.is_test,
+      data: { auditId: event.data.audit_id, questionSetId: event.data.question_set_id, documentId: event.data.document_id, result: event.data.result },
+      responses: event.data.responses
+        .filter((x) => !x.informational)
+        .map((x) => ({ questionId: x.question_id, query: x.query, answer: x.answer, context: x.context })),
+    });
+    expect(body.isTest).toBe(false);
+    await h.server.drain();
+  });
+
+  it("When a test event is sent, Then the receiver can tell it by the body: isTest is true, as is_test on its Event and delivery", async () => {
+    const r = await h.receiver();
+    const ep = await endpointFor(org.api, r.url, { payload: { fields: [] } });
+    const delivery = (await org.api.POST("/v2/webhook_endpoints/{endpoint_id}/test", { params: { path: { endpoint_id: ep.id } } })).data!;
+    const req = await r.nextRequest();
+    const body = JSON.parse(verifyWebhook({ secret: ep.secret, headers: req.headers, body: req.body }).body) as AuditCompletedPayload;
+    expect(body.isTest).toBe(true);
+    const event = (await org.api.GET("/v2/events/{event_id}", { params: { path: { event_id: delivery.event_id } } })).data!;
+    expect([event.is_test, delivery.is_test]).toEqual([true, true]);
+    await h.server.drain();
   });
 });
 

@@ -188,7 +188,8 @@ export function expectProblem(response: Response, body: unknown, expected: Expec
   const problem = body as Problem;
   expect(Object.keys(problem).every((k) => PROBLEM_KEYS.includes(k)), `unexpected keys in ${JSON.stringify(problem)}`).toBe(true);
   expect(problem).toMatchObject({
-    type: expect.stringMatching(/^https:\/\//),
+    // the code's entry in the error catalogue, relative to the server that answered
+    type: `/problems/${expected.code.toLowerCase().replace(/_/g, "-")}`,
     title: expect.any(String),
     status: expected.status,
     detail: expect.any(String),

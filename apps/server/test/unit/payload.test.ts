@@ -14,6 +14,7 @@ const event: PayloadEvent = {
   result: "failed",
   raw_result: "FAIL (72.5%)",
   occurred_at: new Date("2026-11-21T09:30:00.123Z"),
+  is_test: false,
   responses: [
     { question_id: Q1, query: "Chief complaint documented?", answer: "No", context: "HPI empty.", passed: false, informational: false },
     { question_id: Q2, query: "Vitals recorded?", answer: "Yes", context: null, passed: true, informational: false },
@@ -30,6 +31,7 @@ describe("buildPayload (standard_v1)", () => {
     expect(buildPayload(event, defaults)).toEqual({
       type: "audit.completed",
       timestamp: "2026-11-21T09:30:00.123Z",
+      isTest: false,
       data: { auditId: event.audit_id, questionSetId: event.question_set_id, documentId: "doc-8841", result: "failed" },
       responses: [
         { questionId: Q1, query: "Chief complaint documented?", answer: "No", context: "HPI empty." },
@@ -39,12 +41,17 @@ describe("buildPayload (standard_v1)", () => {
     });
   });
 
-  it("When no optional field is selected, Then only type, timestamp, auditId and questionSetId remain", () => {
+  it("When no optional field is selected, Then only type, timestamp, isTest, auditId and questionSetId remain", () => {
     expect(buildPayload(event, { ...defaults, fields: [] })).toEqual({
       type: "audit.completed",
       timestamp: "2026-11-21T09:30:00.123Z",
+      isTest: false,
       data: { auditId: event.audit_id, questionSetId: event.question_set_id },
     });
+  });
+
+  it("When the event is a test event, Then the body says so whatever fields the endpoint selected", () => {
+    for (const fields of [[], ALL_FIELDS]) expect(buildPayload({ ...event, is_test: true }, { ...defaults, fields }).isTest).toBe(true);
   });
 
   it("When responses is selected without item fields, Then each item carries only its questionId", () => {

@@ -34,6 +34,7 @@ const event: QueueEvent = {
     { question_id: "q2", query: "Which clinic?", answer: "North", context: null, passed: null, informational: true },
   ],
   occurred_at: new Date("2026-11-21T09:00:00.000Z"),
+  is_test: false,
 };
 
 function keysOf(over: { previous?: boolean; until?: Date } = {}) {
@@ -52,6 +53,7 @@ describe("prepare", () => {
     expect(JSON.parse(req.body)).toEqual({
       type: "audit.completed",
       timestamp: "2026-11-21T09:00:00.000Z",
+      isTest: false,
       data: { auditId: event.audit_id, questionSetId: event.question_set_id, documentId: "doc-1", result: "failed" },
       responses: [{ questionId: "q1", query: "Documented?", answer: "No", context: "p. 2" }],
     });
@@ -90,6 +92,7 @@ describe("prepare", () => {
     expect(JSON.parse(payloadOf(raw, event))).toEqual({
       type: "audit.completed",
       timestamp: "2026-11-21T09:00:00.000Z",
+      isTest: false,
       data: { auditId: event.audit_id, questionSetId: event.question_set_id, result: "FAIL (2/3)" },
     });
     expect(payloadOf({ ...endpoint }, event)).toBe(payloadOf(endpoint, event));

@@ -13,8 +13,9 @@ export interface paths {
         };
         /**
          * This reference
-         * @description This API reference as one self-contained HTML page (it loads nothing from the network).
-         *     `GET /` redirects here. No token needed.
+         * @description This API reference as one self-contained HTML page (it loads nothing from the network), with
+         *     a console that sends requests to this server with a token you paste (kept in the page's
+         *     memory only). `GET /` redirects here. No token needed.
          */
         get: operations["getDocs"];
         put?: never;
@@ -810,14 +811,23 @@ export interface components {
          */
         AttemptTrigger: "scheduled" | "manual" | "test";
         /**
-         * @description The `standard_v1` body of `audit.completed`, reduced to the endpoint's `payload.fields`:
-         *     `data.documentId`, `data.result` and `responses` (with each item's `query`, `answer`,
-         *     `context`) appear only when selected. Informational questions are left out unless
-         *     `include_informational_questions`; with `responses_filter: failed` only failed answers are
-         *     sent.
+         * @description The `standard_v1` body of `audit.completed`: the event that `GET /v2/events/{webhook-id}`
+         *     returns, reduced to the endpoint's `payload` settings and spelled in camelCase (the names
+         *     `payload.fields` selects). Field by field: `type` is the event's `type`; `timestamp` its
+         *     `occurred_at`; `isTest` its `is_test` (always sent: `true` for *Send a test event*, whose
+         *     ids are made up); `data.auditId`, `data.questionSetId`, `data.documentId` are `audit_id`,
+         *     `question_set_id`, `document_id`; `data.result` is `result`, or `raw_result` (when the
+         *     publisher sent one) with `result_format: raw`; each `responses[]` item is an event response
+         *     with `questionId` = `question_id`, `query`, `answer`, `context`. `passed` and
+         *     `informational` are not sent: they decide which responses are (informational ones only
+         *     with `include_informational_questions`, failed ones only with `responses_filter: failed`).
+         *     `data.documentId`, `data.result`, `responses` and each item's `query`, `answer`, `context`
+         *     appear only when selected. New fields may be added (see *Compatibility*): ignore the ones
+         *     you do not know.
          * @example {
          *       "type": "audit.completed",
          *       "timestamp": "2026-11-21T09:30:00.000Z",
+         *       "isTest": false,
          *       "data": {
          *         "auditId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
          *         "questionSetId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
@@ -862,6 +872,11 @@ export interface components {
                  */
                 result?: string;
             };
+            /**
+             * @description `true` for a delivery of *Send a test event* (a sample audit with made-up ids): set it aside.
+             * @example false
+             */
+            isTest: boolean;
             responses?: components["schemas"]["AuditResponseItem"][];
             /** @description When the audit completed. */
             timestamp: string & components["schemas"]["Timestamp"];
@@ -1002,7 +1017,7 @@ export interface components {
          *       "password": "correct-horse-battery"
          *     }
          */
-        AuthenticationInput: components["schemas"]["AuthenticationNone"] | components["schemas"]["AuthenticationHeadersInput"] | components["schemas"]["AuthenticationBasicInput"] | components["schemas"]["AuthenticationOAuth2Input"];
+        AuthenticationInput: components["schemas"]["AuthenticationNoneInput"] | components["schemas"]["AuthenticationHeadersInput"] | components["schemas"]["AuthenticationBasicInput"] | components["schemas"]["AuthenticationOAuth2Input"];
         /**
          * @description No receiver authentication.
          * @example {
@@ -1010,6 +1025,19 @@ export interface components {
          *     }
          */
         AuthenticationNone: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "none";
+        };
+        /**
+         * @description No receiver authentication.
+         * @example {
+         *       "type": "none"
+         *     }
+         */
+        AuthenticationNoneInput: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2022,7 +2050,7 @@ export interface components {
             set_code: string;
             /** @example ED documentation review */
             set_name: string;
-            thresholds?: components["schemas"]["Threshold"][];
+            thresholds?: components["schemas"]["ThresholdInput"][];
             /**
              * @example compliance
              * @enum {string|null}
@@ -2070,7 +2098,7 @@ export interface components {
         /**
          * @description An RFC 9457 problem detail.
          * @example {
-         *       "type": "https://audit-review.dev/problems/validation-error",
+         *       "type": "/problems/validation-error",
          *       "title": "Invalid request",
          *       "status": 400,
          *       "detail": "query parameter limit: must be <= 100",
@@ -2110,8 +2138,8 @@ export interface components {
              */
             title: string;
             /**
-             * @description A URI identifying the problem type.
-             * @example https://audit-review.dev/problems/validation-error
+             * @description A URI reference identifying the problem type, the path of its entry in the error catalogue on this server (`/problems/validation-error`), relative to the request.
+             * @example /problems/validation-error
              */
             type: string;
         };
@@ -2560,6 +2588,25 @@ export interface components {
          *     }
          */
         Threshold: {
+            /**
+             * @description The band's name.
+             * @example pass
+             */
+            label: string;
+            /**
+             * @description The lowest score (percent) in this band.
+             * @example 80
+             */
+            min_score: number;
+        };
+        /**
+         * @description A score band of a question set, as ingested; an audit's result is the highest band whose `min_score` it reaches.
+         * @example {
+         *       "label": "pass",
+         *       "min_score": 80
+         *     }
+         */
+        ThresholdInput: {
             /**
              * @description The band's name.
              * @example pass
@@ -3211,7 +3258,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "body: must have required property 'set_name'",
@@ -3288,7 +3335,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/headers-too-large",
+                 *       "type": "/problems/headers-too-large",
                  *       "title": "Request headers too large",
                  *       "status": 431,
                  *       "detail": "The request line and headers exceed 16 KiB.",
@@ -3308,7 +3355,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/idempotency-key-in-use",
+                 *       "type": "/problems/idempotency-key-in-use",
                  *       "title": "Idempotency key in use",
                  *       "status": 409,
                  *       "detail": "A request with this Idempotency-Key is still being processed.",
@@ -3328,7 +3375,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/idempotency-key-reused",
+                 *       "type": "/problems/idempotency-key-reused",
                  *       "title": "Idempotency key reused",
                  *       "status": 422,
                  *       "detail": "This Idempotency-Key was used with a different request.",
@@ -3349,7 +3396,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/insufficient-scope",
+                 *       "type": "/problems/insufficient-scope",
                  *       "title": "Insufficient scope",
                  *       "status": 403,
                  *       "detail": "This operation requires the scope webhooks:write.",
@@ -3369,7 +3416,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/internal-error",
+                 *       "type": "/problems/internal-error",
                  *       "title": "Internal error",
                  *       "status": 500,
                  *       "detail": "An unexpected error occurred.",
@@ -3409,7 +3456,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/not-found",
+                 *       "type": "/problems/not-found",
                  *       "title": "Not found",
                  *       "status": 404,
                  *       "detail": "No webhook endpoint with this id exists in your org.",
@@ -3429,7 +3476,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "path parameter endpoint_id: must match format \"uuid\"",
@@ -3456,7 +3503,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/payload-too-large",
+                 *       "type": "/problems/payload-too-large",
                  *       "title": "Payload too large",
                  *       "status": 413,
                  *       "detail": "The request body exceeds 1 MiB.",
@@ -3476,7 +3523,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "Unknown query parameter: verbose",
@@ -3497,6 +3544,8 @@ export interface components {
         /** @description Too many requests for this token (`RATE_LIMITED`); wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -3504,7 +3553,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/rate-limited",
+                 *       "type": "/problems/rate-limited",
                  *       "title": "Rate limited",
                  *       "status": 429,
                  *       "detail": "Too many requests; retry after 1 second.",
@@ -3535,7 +3584,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/service-unavailable",
+                 *       "type": "/problems/service-unavailable",
                  *       "title": "Service unavailable",
                  *       "status": 503,
                  *       "detail": "The service is briefly unavailable; retry after 1 second.",
@@ -3556,7 +3605,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/unauthenticated",
+                 *       "type": "/problems/unauthenticated",
                  *       "title": "Unauthenticated",
                  *       "status": 401,
                  *       "detail": "A valid bearer token is required.",
@@ -3576,7 +3625,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/unsupported-media-type",
+                 *       "type": "/problems/unsupported-media-type",
                  *       "title": "Unsupported media type",
                  *       "status": 415,
                  *       "detail": "The request body must be application/json.",
@@ -3622,6 +3671,18 @@ export interface components {
         IdempotentReplayed: "true";
         /** @description The path of the created resource. */
         Location: string;
+        /**
+         * @description What is left of this token's rate-limit window (IETF `RateLimit`, draft-ietf-httpapi-ratelimit-headers):
+         *     the policy's name, `r` the requests remaining and `t` the seconds until the window resets.
+         *     Sent on every answer to a request with a token; see *Rate limits*.
+         */
+        RateLimit: string;
+        /**
+         * @description This token's rate-limit policy (IETF `RateLimit-Policy`): `q` requests per window of `w`
+         *     seconds, counted per token across every server process (`pk` identifies the counter, not
+         *     the token). Sent with `RateLimit`; see *Rate limits*.
+         */
+        RateLimitPolicy: string;
         /** @description The id of this request, for support; your own `X-Request-Id` is echoed when it is sane. */
         RequestId: string;
         /** @description Seconds to wait before retrying. */
@@ -3643,6 +3704,7 @@ export type AuthenticationHeaders = components['schemas']['AuthenticationHeaders
 export type AuthenticationHeadersInput = components['schemas']['AuthenticationHeadersInput'];
 export type AuthenticationInput = components['schemas']['AuthenticationInput'];
 export type AuthenticationNone = components['schemas']['AuthenticationNone'];
+export type AuthenticationNoneInput = components['schemas']['AuthenticationNoneInput'];
 export type AuthenticationOAuth2 = components['schemas']['AuthenticationOAuth2'];
 export type AuthenticationOAuth2Input = components['schemas']['AuthenticationOAuth2Input'];
 export type BooleanString = components['schemas']['BooleanString'];
@@ -3697,6 +3759,7 @@ export type RotateSecretRequest = components['schemas']['RotateSecretRequest'];
 export type ServiceStatus = components['schemas']['ServiceStatus'];
 export type Severity = components['schemas']['Severity'];
 export type Threshold = components['schemas']['Threshold'];
+export type ThresholdInput = components['schemas']['ThresholdInput'];
 export type Timestamp = components['schemas']['Timestamp'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
@@ -3748,6 +3811,8 @@ export type ParameterListenerId = components['parameters']['ListenerId'];
 export type ParameterStartingAfter = components['parameters']['StartingAfter'];
 export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLocation = components['headers']['Location'];
+export type HeaderRateLimit = components['headers']['RateLimit'];
+export type HeaderRateLimitPolicy = components['headers']['RateLimitPolicy'];
 export type HeaderRequestId = components['headers']['RequestId'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderWwwAuthenticate = components['headers']['WwwAuthenticate'];
@@ -3939,6 +4004,8 @@ export interface operations {
             /** @description A page of coding evaluations. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3984,6 +4051,8 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4015,6 +4084,8 @@ export interface operations {
             /** @description The event. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4049,6 +4120,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4086,6 +4159,8 @@ export interface operations {
             /** @description The coding evaluation was replaced (or was already in this state). */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4097,6 +4172,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4132,6 +4209,8 @@ export interface operations {
             /** @description The events were recorded (or had been) and their deliveries queued. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4166,6 +4245,8 @@ export interface operations {
             /** @description The event id was already recorded; nothing new was created. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4176,6 +4257,8 @@ export interface operations {
             /** @description The event was recorded and its deliveries queued. */
             201: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4211,6 +4294,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4248,6 +4333,8 @@ export interface operations {
             /** @description The question set was replaced (or was already in this state). */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4259,6 +4346,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4293,6 +4382,8 @@ export interface operations {
             /** @description The question set is deleted. */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4337,6 +4428,8 @@ export interface operations {
             /** @description A page of question sets. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4382,6 +4475,8 @@ export interface operations {
             /** @description A page of webhook deliveries. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4413,6 +4508,8 @@ export interface operations {
             /** @description The delivery. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4454,6 +4551,8 @@ export interface operations {
             /** @description A page of attempts. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4496,6 +4595,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4538,6 +4639,8 @@ export interface operations {
             /** @description A page of webhook endpoints. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4582,6 +4685,8 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The path of the new endpoint. */
                     Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4617,6 +4722,8 @@ export interface operations {
             /** @description The endpoint. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4649,6 +4756,8 @@ export interface operations {
             /** @description The endpoint was deleted. */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4683,6 +4792,8 @@ export interface operations {
             /** @description The updated endpoint. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4731,6 +4842,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4781,6 +4894,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4829,6 +4944,8 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The path of the test delivery. */
                     Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4875,6 +4992,8 @@ export interface operations {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4924,6 +5043,8 @@ export interface operations {
             204: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4958,6 +5079,8 @@ export interface operations {
             /** @description The stream of the listener's deliveries, until either side closes it. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };

@@ -13,8 +13,9 @@ export interface paths {
         };
         /**
          * This reference
-         * @description This API reference as one self-contained HTML page (it loads nothing from the network).
-         *     `GET /` redirects here. No token needed.
+         * @description This API reference as one self-contained HTML page (it loads nothing from the network), with
+         *     a console that sends requests to this server with a token you paste (kept in the page's
+         *     memory only). `GET /` redirects here. No token needed.
          */
         get: operations["getDocs"];
         put?: never;
@@ -629,14 +630,23 @@ export interface components {
          */
         AttemptTrigger: "scheduled" | "manual" | "test";
         /**
-         * @description The `standard_v1` body of `audit.completed`, reduced to the endpoint's `payload.fields`:
-         *     `data.documentId`, `data.result` and `responses` (with each item's `query`, `answer`,
-         *     `context`) appear only when selected. Informational questions are left out unless
-         *     `include_informational_questions`; with `responses_filter: failed` only failed answers are
-         *     sent.
+         * @description The `standard_v1` body of `audit.completed`: the event that `GET /v2/events/{webhook-id}`
+         *     returns, reduced to the endpoint's `payload` settings and spelled in camelCase (the names
+         *     `payload.fields` selects). Field by field: `type` is the event's `type`; `timestamp` its
+         *     `occurred_at`; `isTest` its `is_test` (always sent: `true` for *Send a test event*, whose
+         *     ids are made up); `data.auditId`, `data.questionSetId`, `data.documentId` are `audit_id`,
+         *     `question_set_id`, `document_id`; `data.result` is `result`, or `raw_result` (when the
+         *     publisher sent one) with `result_format: raw`; each `responses[]` item is an event response
+         *     with `questionId` = `question_id`, `query`, `answer`, `context`. `passed` and
+         *     `informational` are not sent: they decide which responses are (informational ones only
+         *     with `include_informational_questions`, failed ones only with `responses_filter: failed`).
+         *     `data.documentId`, `data.result`, `responses` and each item's `query`, `answer`, `context`
+         *     appear only when selected. New fields may be added (see *Compatibility*): ignore the ones
+         *     you do not know.
          * @example {
          *       "type": "audit.completed",
          *       "timestamp": "2026-11-21T09:30:00.000Z",
+         *       "isTest": false,
          *       "data": {
          *         "auditId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
          *         "questionSetId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
@@ -681,6 +691,11 @@ export interface components {
                  */
                 result?: string;
             };
+            /**
+             * @description `true` for a delivery of *Send a test event* (a sample audit with made-up ids): set it aside.
+             * @example false
+             */
+            isTest: boolean;
             responses?: components["schemas"]["AuditResponseItem"][];
             /** @description When the audit completed. */
             timestamp: string & components["schemas"]["Timestamp"];
@@ -821,7 +836,7 @@ export interface components {
          *       "password": "correct-horse-battery"
          *     }
          */
-        AuthenticationInput: components["schemas"]["AuthenticationNone"] | components["schemas"]["AuthenticationHeadersInput"] | components["schemas"]["AuthenticationBasicInput"] | components["schemas"]["AuthenticationOAuth2Input"];
+        AuthenticationInput: components["schemas"]["AuthenticationNoneInput"] | components["schemas"]["AuthenticationHeadersInput"] | components["schemas"]["AuthenticationBasicInput"] | components["schemas"]["AuthenticationOAuth2Input"];
         /**
          * @description No receiver authentication.
          * @example {
@@ -829,6 +844,19 @@ export interface components {
          *     }
          */
         AuthenticationNone: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "none";
+        };
+        /**
+         * @description No receiver authentication.
+         * @example {
+         *       "type": "none"
+         *     }
+         */
+        AuthenticationNoneInput: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1592,7 +1620,7 @@ export interface components {
         /**
          * @description An RFC 9457 problem detail.
          * @example {
-         *       "type": "https://audit-review.dev/problems/validation-error",
+         *       "type": "/problems/validation-error",
          *       "title": "Invalid request",
          *       "status": 400,
          *       "detail": "query parameter limit: must be <= 100",
@@ -1632,8 +1660,8 @@ export interface components {
              */
             title: string;
             /**
-             * @description A URI identifying the problem type.
-             * @example https://audit-review.dev/problems/validation-error
+             * @description A URI reference identifying the problem type, the path of its entry in the error catalogue on this server (`/problems/validation-error`), relative to the request.
+             * @example /problems/validation-error
              */
             type: string;
         };
@@ -2586,7 +2614,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "body: must have required property 'set_name'",
@@ -2663,7 +2691,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/headers-too-large",
+                 *       "type": "/problems/headers-too-large",
                  *       "title": "Request headers too large",
                  *       "status": 431,
                  *       "detail": "The request line and headers exceed 16 KiB.",
@@ -2683,7 +2711,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/idempotency-key-in-use",
+                 *       "type": "/problems/idempotency-key-in-use",
                  *       "title": "Idempotency key in use",
                  *       "status": 409,
                  *       "detail": "A request with this Idempotency-Key is still being processed.",
@@ -2703,7 +2731,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/idempotency-key-reused",
+                 *       "type": "/problems/idempotency-key-reused",
                  *       "title": "Idempotency key reused",
                  *       "status": 422,
                  *       "detail": "This Idempotency-Key was used with a different request.",
@@ -2724,7 +2752,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/insufficient-scope",
+                 *       "type": "/problems/insufficient-scope",
                  *       "title": "Insufficient scope",
                  *       "status": 403,
                  *       "detail": "This operation requires the scope webhooks:write.",
@@ -2744,7 +2772,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/internal-error",
+                 *       "type": "/problems/internal-error",
                  *       "title": "Internal error",
                  *       "status": 500,
                  *       "detail": "An unexpected error occurred.",
@@ -2784,7 +2812,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/not-found",
+                 *       "type": "/problems/not-found",
                  *       "title": "Not found",
                  *       "status": 404,
                  *       "detail": "No webhook endpoint with this id exists in your org.",
@@ -2804,7 +2832,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "path parameter endpoint_id: must match format \"uuid\"",
@@ -2831,7 +2859,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/payload-too-large",
+                 *       "type": "/problems/payload-too-large",
                  *       "title": "Payload too large",
                  *       "status": 413,
                  *       "detail": "The request body exceeds 1 MiB.",
@@ -2851,7 +2879,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/validation-error",
+                 *       "type": "/problems/validation-error",
                  *       "title": "Invalid request",
                  *       "status": 400,
                  *       "detail": "Unknown query parameter: verbose",
@@ -2872,6 +2900,8 @@ export interface components {
         /** @description Too many requests for this token (`RATE_LIMITED`); wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -2879,7 +2909,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/rate-limited",
+                 *       "type": "/problems/rate-limited",
                  *       "title": "Rate limited",
                  *       "status": 429,
                  *       "detail": "Too many requests; retry after 1 second.",
@@ -2910,7 +2940,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/service-unavailable",
+                 *       "type": "/problems/service-unavailable",
                  *       "title": "Service unavailable",
                  *       "status": 503,
                  *       "detail": "The service is briefly unavailable; retry after 1 second.",
@@ -2931,7 +2961,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/unauthenticated",
+                 *       "type": "/problems/unauthenticated",
                  *       "title": "Unauthenticated",
                  *       "status": 401,
                  *       "detail": "A valid bearer token is required.",
@@ -2951,7 +2981,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://audit-review.dev/problems/unsupported-media-type",
+                 *       "type": "/problems/unsupported-media-type",
                  *       "title": "Unsupported media type",
                  *       "status": 415,
                  *       "detail": "The request body must be application/json.",
@@ -2997,6 +3027,18 @@ export interface components {
         IdempotentReplayed: "true";
         /** @description The path of the created resource. */
         Location: string;
+        /**
+         * @description What is left of this token's rate-limit window (IETF `RateLimit`, draft-ietf-httpapi-ratelimit-headers):
+         *     the policy's name, `r` the requests remaining and `t` the seconds until the window resets.
+         *     Sent on every answer to a request with a token; see *Rate limits*.
+         */
+        RateLimit: string;
+        /**
+         * @description This token's rate-limit policy (IETF `RateLimit-Policy`): `q` requests per window of `w`
+         *     seconds, counted per token across every server process (`pk` identifies the counter, not
+         *     the token). Sent with `RateLimit`; see *Rate limits*.
+         */
+        RateLimitPolicy: string;
         /** @description The id of this request, for support; your own `X-Request-Id` is echoed when it is sane. */
         RequestId: string;
         /** @description Seconds to wait before retrying. */
@@ -3018,6 +3060,7 @@ export type AuthenticationHeaders = components['schemas']['AuthenticationHeaders
 export type AuthenticationHeadersInput = components['schemas']['AuthenticationHeadersInput'];
 export type AuthenticationInput = components['schemas']['AuthenticationInput'];
 export type AuthenticationNone = components['schemas']['AuthenticationNone'];
+export type AuthenticationNoneInput = components['schemas']['AuthenticationNoneInput'];
 export type AuthenticationOAuth2 = components['schemas']['AuthenticationOAuth2'];
 export type AuthenticationOAuth2Input = components['schemas']['AuthenticationOAuth2Input'];
 export type BooleanString = components['schemas']['BooleanString'];
@@ -3110,6 +3153,8 @@ export type ParameterListenerId = components['parameters']['ListenerId'];
 export type ParameterStartingAfter = components['parameters']['StartingAfter'];
 export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLocation = components['headers']['Location'];
+export type HeaderRateLimit = components['headers']['RateLimit'];
+export type HeaderRateLimitPolicy = components['headers']['RateLimitPolicy'];
 export type HeaderRequestId = components['headers']['RequestId'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type HeaderWwwAuthenticate = components['headers']['WwwAuthenticate'];
@@ -3301,6 +3346,8 @@ export interface operations {
             /** @description A page of coding evaluations. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3346,6 +3393,8 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3377,6 +3426,8 @@ export interface operations {
             /** @description The event. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3423,6 +3474,8 @@ export interface operations {
             /** @description A page of question sets. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3468,6 +3521,8 @@ export interface operations {
             /** @description A page of webhook deliveries. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3499,6 +3554,8 @@ export interface operations {
             /** @description The delivery. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3540,6 +3597,8 @@ export interface operations {
             /** @description A page of attempts. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3582,6 +3641,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3624,6 +3685,8 @@ export interface operations {
             /** @description A page of webhook endpoints. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3668,6 +3731,8 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The path of the new endpoint. */
                     Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3703,6 +3768,8 @@ export interface operations {
             /** @description The endpoint. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3735,6 +3802,8 @@ export interface operations {
             /** @description The endpoint was deleted. */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3769,6 +3838,8 @@ export interface operations {
             /** @description The updated endpoint. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3817,6 +3888,8 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3867,6 +3940,8 @@ export interface operations {
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3915,6 +3990,8 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The path of the test delivery. */
                     Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -3961,6 +4038,8 @@ export interface operations {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4010,6 +4089,8 @@ export interface operations {
             204: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
@@ -4044,6 +4125,8 @@ export interface operations {
             /** @description The stream of the listener's deliveries, until either side closes it. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
