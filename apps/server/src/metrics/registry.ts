@@ -11,6 +11,7 @@ import { deliveryMetrics } from "./delivery.js";
 import { engineSlotGauges, type EngineSlotGauges } from "./engine-slots.js";
 import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.js";
 import { requestDurations, type RequestDurations } from "./http-requests.js";
+import { portalMetrics, type PortalObserver } from "./portal.js";
 
 export interface Metrics {
   registry: Registry;
@@ -22,6 +23,8 @@ export interface Metrics {
   housekeeping: HousekeepingObserver;
   /** what the delivery engine holds in memory, once the process has one */
   engine: EngineSlotGauges;
+  /** the webhook portal's links and sessions (recorded by the HTTP layer) */
+  portal: PortalObserver;
 }
 
 export interface MetricsOptions {
@@ -39,5 +42,5 @@ export function createMetrics({ db, engineDb, clock, logger }: MetricsOptions): 
   // nodejs_*), which every Node.js dashboard and alert already knows
   collectDefaultMetrics({ register: registry });
   databaseGauges(registry, { db, engineDb, clock, logger });
-  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry), housekeeping: housekeepingMetrics(registry), engine: engineSlotGauges(registry) };
+  return { registry, requests: requestDurations(registry), delivery: deliveryMetrics(registry), housekeeping: housekeepingMetrics(registry), engine: engineSlotGauges(registry), portal: portalMetrics(registry, db, logger) };
 }
