@@ -145,13 +145,13 @@ export function EndpointForm(props: {
           )}
         </Field>
         {sets.data ? (
-          <fieldset class="choices" aria-describedby="qs-help">
+          <fieldset class="choices question-sets" aria-describedby="qs-help">
             <legend>Question sets</legend>
             <small id="qs-help">None selected: events of every question set.</small>
             {sets.data.data.map((q) => (
               <label key={q.id}>
                 <input type="checkbox" name="question_set_ids" value={q.id} checked={s.questionSetIds.includes(q.id)} onChange={(e) => set({ questionSetIds: toggle(s.questionSetIds, q.id, checked(e)) })} />
-                {q.set_name} <small class="muted">{q.set_code}</small>
+                {q.set_name} <span class="muted">({q.set_code})</span>
               </label>
             ))}
             {problem && <FieldMessages problem={problem} name="filters.question_set_ids" />}

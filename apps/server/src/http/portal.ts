@@ -144,8 +144,10 @@ export function portalRoutes(d: PortalDeps): { pages: Router; apiGate: RequestHa
     const auth = await session(safeDecode(m[1]!), req);
     if (!auth) return sendProblem(req, res, sessionEnded());
     if (!SAFE_METHODS.has(req.method) && !writeFromOwnOrigin(req, security)) return sendProblem(req, res, originRefused());
+    // From here on the request is the public API's own: the validator reads originalUrl too.
     const query = req.url.indexOf("?");
     req.url = m[2]! + (query >= 0 ? req.url.slice(query) : "");
+    req.originalUrl = req.url;
     const op = operationOf(d.contract, req)?.operation;
     if (!op || !PORTAL_OPERATIONS.has(op.operationId)) return sendProblem(req, res, new NotFoundError(`No operation ${req.method} ${req.path} in the portal.`));
     req.auth = { orgId: auth.orgId, tokenId: auth.tokenId, scopes: auth.scopes };
