@@ -14,7 +14,15 @@ const statusOf = (v: string | undefined): WebhookDeliveryStatus | undefined => S
 /** A table of deliveries for a query; `refreshKey` reloads it (after a test event, say). */
 export function DeliveryTable({ query, refreshKey = 0, showEndpoint = true, pager }: { query: ListWebhookDeliveriesQuery; refreshKey?: number; showEndpoint?: boolean; pager?: (page: { data: WebhookDelivery[]; has_more: boolean }) => preact.ComponentChildren }) {
   const { client, base } = usePortal();
-  const list = useLoad(() => client.listWebhookDeliveries(query), `${JSON.stringify(query)}#${refreshKey}`);
+  const [tick, setTick] = useState(0);
+  const list = useLoad(() => client.listWebhookDeliveries(query), `${JSON.stringify(query)}#${refreshKey}#${tick}`);
+  // Deliveries on their way are watched: the table shows their outcome once it is recorded.
+  const watching = list.data?.data.some(dueSoon) ?? false;
+  useEffect(() => {
+    if (!watching || list.loading) return;
+    const t = setTimeout(() => setTick((n) => n + 1), 1500);
+    return () => clearTimeout(t);
+  }, [watching, list.loading, tick]);
   if (list.problem && !list.data) return <ProblemNotice problem={list.problem} />;
   if (!list.data) return <p aria-busy="true">Loading deliveries…</p>;
   if (list.data.data.length === 0) {
@@ -130,6 +138,10 @@ export function DeliveriesPage() {
 }
 
 const inFlight = (d: WebhookDelivery | null) => d?.status === "pending" || d?.status === "retrying";
+/** On its way now: an attempt is due within the minute. */
+function dueSoon(d: WebhookDelivery | null): boolean {
+  return !!d && inFlight(d) && new Date(d.next_attempt_at).getTime() - Date.now() < 60_000;
+}
 
 export function DeliveryPage() {
   const { client, base, canWrite, canReadEvents } = usePortal();
@@ -143,7 +155,7 @@ export function DeliveryPage() {
   const [busy, setBusy] = useState(false);
   const d = delivery.data;
   // While an attempt is on its way, watch it: the page shows the outcome when it is recorded.
-  const watching = inFlight(d) && (d?.next_attempt_at ? new Date(d.next_attempt_at).getTime() - Date.now() < 60_000 : false);
+  const watching = dueSoon(d);
   useEffect(() => {
     if (!watching || delivery.loading) return;
     const t = setTimeout(() => setTick((n) => n + 1), 1000);

@@ -295,6 +295,8 @@ export function EndpointPage() {
         </div>
         <DeliveryTable query={{ endpoint_id: e.id, limit: 10 }} refreshKey={deliveriesTick} showEndpoint={false} />
       </section>
+      {canWrite && (
+        <>
       <Confirm
         open={confirm === "delete"}
         title="Delete this endpoint?"
@@ -331,6 +333,8 @@ export function EndpointPage() {
       >
         <p>A new secret is issued and shown once. For 24 hours every request is signed with both the new and the previous secret, so your receiver can switch without losing a request.</p>
       </Confirm>
+        </>
+      )}
     </>
   );
 }

@@ -34,8 +34,10 @@ export function setPortalHeaders(res: Response, sec: PortalSecurity, { cache = f
   // older browsers know only X-Frame-Options, which cannot list pages: it goes with 'none'
   if (sec.frameAncestors === "'none'") res.setHeader("X-Frame-Options", "DENY");
   res.setHeader("X-Content-Type-Options", "nosniff");
-  // a link's secret in the address bar must not travel to another site in a Referer
-  res.setHeader("Referrer-Policy", "no-referrer");
+  // A link's secret in the address bar must not travel to another site in a Referer. Not
+  // `no-referrer`: under it browsers send `Origin: null` on the page's own writes, which the
+  // Origin check must be able to read.
+  res.setHeader("Referrer-Policy", "same-origin");
   res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
   res.setHeader("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()");
   if (!cache) res.setHeader("Cache-Control", "no-store");

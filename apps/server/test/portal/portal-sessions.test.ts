@@ -62,7 +62,7 @@ describe("opening a link", () => {
     expect(attributes[0]).toMatch(/^ars_portal=ps_[A-Za-z0-9_-]{43}$/);
     expect(attributes.slice(1).sort()).toEqual(["HttpOnly", "Max-Age=3600", `Path=/portal/${orgId}`, "SameSite=Strict"].sort());
     expect(opened.response.headers.get("content-security-policy")).toBe(CSP);
-    expect(opened.response.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(opened.response.headers.get("referrer-policy")).toBe("same-origin");
     expect(opened.html).toContain(`<meta http-equiv="refresh" content="0; url=/portal/${orgId}/">`);
     expectNoInlineCode(opened.html);
     expect(await metric("ars_portal_sessions_started_total", { access: "read_write" })).toBe(started + 1);
