@@ -19,6 +19,7 @@
 // page must weigh < 200 KB compressed and load in < 1 s. Prints both.
 //
 //   node scripts/ci/portal.mjs     (after npm run build; CHROMIUM=/path/to/chromium to pick the browser)
+/* global document, window -- inside page.evaluate(), which runs in the browser */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -1,6 +1,6 @@
 // The portal's plain pages: what a browser sees instead of the portal when a link cannot be used
 // or a session has ended. Static text, the portal's stylesheet, no script; never a stack trace.
-import type { LinkState } from "../repos/portal-sessions.repo.js";
+import type { LinkState } from "../services/portal-sessions.service.js";
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

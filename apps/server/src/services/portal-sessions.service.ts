@@ -6,6 +6,8 @@ import type { AuthContext } from "../auth/context.js";
 import { newId } from "../lib/ids.js";
 import type { LinkState, PortalSessionsRepo } from "../repos/portal-sessions.repo.js";
 
+export type { LinkState };
+
 /** Seconds a link stays valid unopened, unless the request says otherwise (the contract's default). */
 export const DEFAULT_LINK_SECONDS = 300;
 /** Seconds a session lasts once its link is opened (the contract's `session_duration`). */
