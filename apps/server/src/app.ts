@@ -77,7 +77,8 @@ export function buildApp(d: AppDeps): Express {
     logger: d.logger,
     observer: d.portalObserver,
   });
-  app.use(portal.pages);
+  // Only /portal paths enter the portal's router; every other request passes with one string test.
+  app.use((req, res, next) => (req.url.startsWith("/portal") ? portal.pages(req, res, next) : next()));
   app.use(portal.apiGate);
   app.use(authenticate(d.contract, d.services.tokens.verify));
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger));

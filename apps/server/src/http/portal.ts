@@ -138,7 +138,7 @@ export function portalRoutes(d: PortalDeps): { pages: Router; apiGate: RequestHa
    * token), for the portal's operations only. Writes must come from this server's own pages.
    */
   const apiGate: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
-    const m = API.exec(req.path);
+    const m = req.url.startsWith("/portal/") ? API.exec(req.path) : null;
     if (!m) return next();
     setPortalHeaders(res, security);
     const auth = await session(safeDecode(m[1]!), req);
