@@ -192,3 +192,37 @@ export function queryString(query: Record<string, string | undefined>): string {
   const pairs = Object.entries(query).filter((e): e is [string, string] => !!e[1]);
   return pairs.length ? `?${new URLSearchParams(pairs).toString()}` : "";
 }
+
+/** A list's table: its column heads (some hidden on a phone) and its rows. */
+export function Table({ columns, children }: { columns: Array<{ label: string; phone?: false }>; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class="striped">
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.label} scope="col" class={c.phone === false ? "hide-sm" : undefined}>
+                {c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Where a detail page sits: its list, then itself. */
+export function Breadcrumb({ list, href, here }: { list: string; href: string; here: string }) {
+  return (
+    <nav aria-label="breadcrumb">
+      <ul>
+        <li>
+          <a href={href}>{list}</a>
+        </li>
+        <li>{here}</li>
+      </ul>
+    </nav>
+  );
+}

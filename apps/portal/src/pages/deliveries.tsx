@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { usePortal } from "../context.js";
 import { toProblem, type Problem } from "../errors.js";
 import { pretty, shortId } from "../format.js";
-import { Badge, Empty, Pager, ProblemNotice, Time, cursorOf, queryString, useLoad } from "../ui.js";
+import { Badge, Breadcrumb, CopyButton, Empty, Pager, ProblemNotice, Table, Time, cursorOf, queryString, useLoad } from "../ui.js";
 
 const STATUSES: WebhookDeliveryStatus[] = ["pending", "retrying", "succeeded", "failed"];
 const statusOf = (v: string | undefined): WebhookDeliveryStatus | undefined => STATUSES.find((s) => s === v);
@@ -34,24 +34,7 @@ export function DeliveryTable({ query, refreshKey = 0, showEndpoint = true, page
   }
   return (
     <>
-      <div class="table-wrap">
-        <table class="striped">
-          <thead>
-            <tr>
-              <th scope="col">Delivery</th>
-              <th scope="col">Status</th>
-              {showEndpoint && (
-                <th scope="col" class="hide-sm">
-                  Endpoint
-                </th>
-              )}
-              <th scope="col" class="hide-sm">
-                Attempts
-              </th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
+      <Table columns={[{ label: "Delivery" }, { label: "Status" }, ...(showEndpoint ? [{ label: "Endpoint", phone: false as const }] : []), { label: "Attempts", phone: false }, { label: "Created" }]}>
             {list.data.data.map((d) => (
               <tr key={d.id}>
                 <td>
@@ -80,9 +63,7 @@ export function DeliveryTable({ query, refreshKey = 0, showEndpoint = true, page
                 </td>
               </tr>
             ))}
-          </tbody>
-        </table>
-      </div>
+      </Table>
       {pager?.(list.data)}
     </>
   );
@@ -167,14 +148,7 @@ export function DeliveryPage() {
   const retryable = canWrite && (d.status === "failed" || d.status === "succeeded");
   return (
     <>
-      <nav aria-label="breadcrumb">
-        <ul>
-          <li>
-            <a href={`${base}/deliveries`}>Deliveries</a>
-          </li>
-          <li>Delivery</li>
-        </ul>
-      </nav>
+      <Breadcrumb list="Deliveries" href={`${base}/deliveries`} here="Delivery" />
       <div class="page-head">
         <h1>
           {d.event_type}
@@ -208,7 +182,7 @@ export function DeliveryPage() {
       <dl class="facts">
         <dt>Delivery id</dt>
         <dd>
-          <code>{d.id}</code>
+          <code>{d.id}</code> <CopyButton value={d.id} label="Copy id" />
         </dd>
         <dt>Endpoint</dt>
         <dd>

@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { usePortal } from "../context.js";
 import { toProblem, type Problem } from "../errors.js";
 import { localInputValue } from "../format.js";
-import { Badge, Confirm, CopyButton, Empty, Field, Pager, ProblemNotice, Time, cursorOf, queryString, useLoad } from "../ui.js";
+import { Badge, Breadcrumb, Confirm, CopyButton, Empty, Field, Pager, ProblemNotice, Table, Time, cursorOf, queryString, useLoad } from "../ui.js";
 import { DeliveryTable } from "./deliveries.js";
 import { EndpointForm } from "./endpoint-form.js";
 
@@ -40,21 +40,7 @@ export function EndpointsPage() {
         </Empty>
       )}
       {list.data && list.data.data.length > 0 && (
-        <div class="table-wrap">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="hide-sm">
-                  Filters
-                </th>
-                <th scope="col" class="hide-sm">
-                  Created
-                </th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table columns={[{ label: "URL" }, { label: "Status" }, { label: "Filters", phone: false }, { label: "Created", phone: false }]}>
               {list.data.data.map((e) => (
                 <tr key={e.id}>
                   <td class="url-cell">
@@ -71,9 +57,7 @@ export function EndpointsPage() {
                   </td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
       {list.data && <Pager query={query} page={list.data} go={(q) => route(`${base}/endpoints${queryString(q)}`)} />}
     </>
@@ -194,14 +178,7 @@ export function EndpointPage() {
   }
   return (
     <>
-      <nav aria-label="breadcrumb">
-        <ul>
-          <li>
-            <a href={`${base}/endpoints`}>Endpoints</a>
-          </li>
-          <li>Endpoint</li>
-        </ul>
-      </nav>
+      <Breadcrumb list="Endpoints" href={`${base}/endpoints`} here="Endpoint" />
       <div class="page-head">
         <h1 class="url-cell">{e.url}</h1>
         <Badge status={e.status} />
@@ -374,7 +351,7 @@ function EndpointSummary({ e }: { e: WebhookEndpoint }) {
         </dd>
         <dt>Endpoint id</dt>
         <dd>
-          <code>{e.id}</code>
+          <code>{e.id}</code> <CopyButton value={e.id} label="Copy id" />
         </dd>
         <dt>Created</dt>
         <dd>

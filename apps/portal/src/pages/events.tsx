@@ -2,7 +2,7 @@
 import { useLocation, useRoute } from "preact-iso";
 import { usePortal } from "../context.js";
 import { pretty, shortId } from "../format.js";
-import { Empty, Pager, ProblemNotice, Time, cursorOf, queryString, useLoad } from "../ui.js";
+import { Breadcrumb, CopyButton, Empty, Pager, ProblemNotice, Table, Time, cursorOf, queryString, useLoad } from "../ui.js";
 
 export function EventsPage() {
   const { client, base } = usePortal();
@@ -19,19 +19,7 @@ export function EventsPage() {
         </Empty>
       )}
       {list.data && list.data.data.length > 0 && (
-        <div class="table-wrap">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Result</th>
-                <th scope="col" class="hide-sm">
-                  Audit
-                </th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table columns={[{ label: "Event" }, { label: "Result" }, { label: "Audit", phone: false }, { label: "Created" }]}>
               {list.data.data.map((e) => (
                 <tr key={e.id}>
                   <td>
@@ -52,9 +40,7 @@ export function EventsPage() {
                   </td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
       {list.data && <Pager query={query} page={list.data} go={(q) => route(`${base}/events${queryString(q)}`)} />}
     </>
@@ -71,14 +57,7 @@ export function EventPage() {
   if (!e) return <p aria-busy="true">Loading the event…</p>;
   return (
     <>
-      <nav aria-label="breadcrumb">
-        <ul>
-          <li>
-            <a href={`${base}/events`}>Events</a>
-          </li>
-          <li>Event</li>
-        </ul>
-      </nav>
+      <Breadcrumb list="Events" href={`${base}/events`} here="Event" />
       <h1>
         {e.type}
         {e.is_test ? " (test)" : ""}
@@ -86,7 +65,7 @@ export function EventPage() {
       <dl class="facts">
         <dt>Event id (webhook-id)</dt>
         <dd>
-          <code>{e.id}</code>
+          <code>{e.id}</code> <CopyButton value={e.id} label="Copy id" />
         </dd>
         <dt>Audit</dt>
         <dd>
