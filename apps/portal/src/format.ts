@@ -30,3 +30,12 @@ export function localInputValue(d: Date): string {
 }
 
 export const pretty = (value: unknown): string => JSON.stringify(value, null, 2);
+
+/**
+ * A fresh Idempotency-Key per submission (a double click changes nothing twice). From
+ * getRandomValues, which, unlike randomUUID, works on a page served over plain http too.
+ */
+export function idempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `portal-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}

@@ -63,9 +63,11 @@ export function Empty({ title, children }: { title: string; children?: Component
 export function ProblemNotice({ problem, fields = [] }: { problem: Problem | null; fields?: readonly string[] }) {
   if (!problem) return null;
   const rest = unplacedIssues(problem, fields);
+  // every issue is said beside its field: above the form, only where to look
+  const placed = fields.length > 0 && problem.issues.length > 0 && rest.length === 0;
   return (
     <div class="notice bad" role="alert">
-      <p>{problem.summary}</p>
+      <p>{placed ? `Check the ${problem.issues.length === 1 ? "field" : "fields"} marked below.` : problem.summary}</p>
       {rest.length > 0 && (
         <ul>
           {rest.map((i) => (

@@ -5,7 +5,7 @@ import { useLocation, useRoute } from "preact-iso";
 import { useEffect, useState } from "preact/hooks";
 import { usePortal } from "../context.js";
 import { toProblem, type Problem } from "../errors.js";
-import { pretty, shortId } from "../format.js";
+import { idempotencyKey, pretty, shortId } from "../format.js";
 import { Badge, Breadcrumb, CopyButton, Empty, Pager, ProblemNotice, Table, Time, cursorOf, queryString, useLoad } from "../ui.js";
 
 const STATUSES: WebhookDeliveryStatus[] = ["pending", "retrying", "succeeded", "failed"];
@@ -166,7 +166,7 @@ export function DeliveryPage() {
             setBusy(true);
             setProblem(null);
             try {
-              await client.retryWebhookDelivery(d.id, { idempotencyKey: crypto.randomUUID() });
+              await client.retryWebhookDelivery(d.id, { idempotencyKey: idempotencyKey() });
               setTick((n) => n + 1);
             } catch (err) {
               setProblem(toProblem(err));

@@ -5,13 +5,12 @@ import { useLocation, useRoute } from "preact-iso";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { usePortal } from "../context.js";
 import { toProblem, type Problem } from "../errors.js";
-import { localInputValue } from "../format.js";
+import { idempotencyKey, localInputValue } from "../format.js";
 import { Badge, Breadcrumb, Confirm, CopyButton, Empty, Field, Pager, ProblemNotice, Table, Time, cursorOf, queryString, useLoad } from "../ui.js";
 import { DeliveryTable } from "./deliveries.js";
 import { EndpointForm } from "./endpoint-form.js";
 
-/** A fresh Idempotency-Key per submission: a double click creates one endpoint, not two. */
-const key = () => crypto.randomUUID();
+const key = idempotencyKey;
 
 export function EndpointsPage() {
   const { client, base, canWrite } = usePortal();
