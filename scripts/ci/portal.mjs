@@ -9,6 +9,7 @@
 //     its signature at the receiver with that secret;
 //   - edits the filters, rotates the secret (the next request verifies with the new one), and
 //     retries a failed delivery until it succeeds;
+//   - disables, enables, recovers and deletes an endpoint (after its confirmation);
 //   - creates an endpoint with the keyboard alone;
 //   - runs axe-core on every page (no serious or critical violation);
 //   - takes screenshots at 1440×900 and 390×844 into out/portal-screenshots/;
@@ -309,6 +310,25 @@ async function main() {
   clean(keys, "keyboard session");
   log("an endpoint was created with the keyboard alone");
 
+  // ---- disable, enable, recover, delete (with its confirmation) ------------------------------------
+  await keys.click("button:text-is('Disable')");
+  await keys.waitForSelector("text=Endpoint disabled.");
+  check((await api("GET", `/v2/webhook_endpoints/${created.id}`)).body.status === "disabled", "Disable did not disable the endpoint");
+  await keys.click("button:text-is('Enable')");
+  await keys.waitForSelector("text=Endpoint enabled.");
+  await keys.click("summary:text('Recover failed deliveries')");
+  await keys.click("button:text-is('Recover')");
+  await keys.waitForSelector("text=failed deliveries queued again.");
+  await keys.click("button:text-is('Delete')");
+  await keys.waitForSelector("dialog[open] >> text=Delete this endpoint?");
+  await axe(keys, "delete confirmation");
+  await shot(keys, "desktop-delete-confirmation");
+  await keys.click("dialog[open] >> button:text('Delete endpoint')");
+  await keys.waitForSelector("h1:text('Endpoints')");
+  check((await api("GET", `/v2/webhook_endpoints/${created.id}`)).status === 404, "Delete did not delete the endpoint");
+  clean(keys, "endpoint lifecycle");
+  log("an endpoint was disabled, enabled, recovered and deleted from the portal");
+
   // ---- a phone -------------------------------------------------------------------------------------
   const phone = await newPage({ width: 390, height: 844 });
   await phone.goto((await mint()).url);
@@ -389,6 +409,7 @@ async function main() {
   clean(embedded, "embedded portal");
   log(`the portal loads in a frame of ${site.framingOrigin} (ARS_PORTAL_FRAME_ANCESTORS)`);
 
+  log(`axe-core ${JSON.parse(readFileSync(createRequire(import.meta.url).resolve("axe-core/package.json"), "utf8")).version} on ${axe.pages} pages: no serious or critical violation`);
   check(!/ars_[A-Za-z0-9_-]{43}|pl_[A-Za-z0-9_-]{43}|ps_[A-Za-z0-9_-]{43}|whsec_/.test(serverOut.split("listening on")[1] ?? ""), "the server logged a token, a link, a session cookie or a secret");
   check(/"msg":"portal session started"/.test(serverOut) && /"msg":"portal session ended"/.test(serverOut), "the server did not log session start and end");
 }
