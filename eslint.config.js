@@ -103,6 +103,21 @@ export default defineConfig(
     },
   },
   {
+    // The webhook portal's page runs in the browser (apps/portal): the same typed rules, with the DOM's globals.
+    files: ["apps/portal/src/**/*.{ts,tsx}"],
+    extends: [tseslint.configs.recommended],
+    languageOptions: {
+      parserOptions: { project: ["./apps/portal/tsconfig.json"], tsconfigRootDir: import.meta.dirname },
+      globals: { ...globals.browser },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false, attributes: false } }],
+      "@typescript-eslint/consistent-type-assertions": ["error", { assertionStyle: "never" }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+    },
+  },
+  {
     // Input hygiene (docs/api-decisions.md#input-hygiene) matches control characters on purpose: PostgreSQL cannot store
     // NUL, and C0 controls are refused in labels and URLs. The rule exists to catch accidental ones.
     rules: { "no-control-regex": "off" },

@@ -21,6 +21,10 @@ import { questionSetsRoutes } from "./routes/question-sets.routes.js";
 import { webhookDeliveriesRoutes } from "./routes/webhook-deliveries.routes.js";
 import { webhookEndpointsRoutes } from "./routes/webhook-endpoints.routes.js";
 import { webhookListenersRoutes } from "./routes/webhook-listeners.routes.js";
+import { loadPortalAssets } from "./http/portal-assets.js";
+import { portalRoutes } from "./http/portal.js";
+import type { PortalObserver } from "./metrics/portal.js";
+import { portalSessionsRoutes } from "./routes/portal-sessions.routes.js";
 import type { Services } from "./services/index.js";
 
 export interface AppDeps {
@@ -37,10 +41,15 @@ export interface AppDeps {
   rateLimitPerMinute: number;
   /** request durations are recorded here when metrics are on */
   requestDurations?: RequestDurations;
+  /** the webhook portal: its built files (apps/portal/dist unless given), who may frame it, the public origin */
+  portal: { dir?: string; frameAncestors: string; publicUrl: string | undefined };
+  /** portal links and sessions are counted here when metrics are on */
+  portalObserver?: PortalObserver;
 }
 
 /**
- * The HTTP app, without listening. Order matters: request id → access log → auth (before any
+ * The HTTP app, without listening. Order matters: request id → access log → the portal's pages
+ * and its API gate (a session cookie instead of a token, http/portal.ts) → auth (before any
  * resource work; the contract's `security: []` operations pass) → rate limit → body → contract
  * validation → idempotency keys → routes (the large lists first) → problems.
  */
@@ -59,6 +68,18 @@ export function buildApp(d: AppDeps): Express {
   });
   const docs = loadDocs(d.docsDir);
   app.use(docsBrowserRoutes(docs));
+  const portalSecurity = { frameAncestors: d.portal.frameAncestors, publicUrl: d.portal.publicUrl };
+  const portal = portalRoutes({
+    service: d.services.portalSessions,
+    contract: d.contract,
+    assets: loadPortalAssets(d.portal.dir),
+    security: portalSecurity,
+    logger: d.logger,
+    observer: d.portalObserver,
+  });
+  // Only /portal paths enter the portal's router; every other request passes with one string test.
+  app.use((req, res, next) => (req.url.startsWith("/portal") ? portal.pages(req, res, next) : next()));
+  app.use(portal.apiGate);
   app.use(authenticate(d.contract, d.services.tokens.verify));
   if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger));
   app.use(jsonBody(d.bodyLimitBytes));
@@ -84,6 +105,7 @@ export function buildApp(d: AppDeps): Express {
   app.use(webhookDeliveriesRoutes(d.services.webhookDeliveries));
   app.use(eventsRoutes(d.services.events));
   app.use(webhookListenersRoutes(d.services));
+  app.use(portalSessionsRoutes({ service: d.services.portalSessions, security: portalSecurity, logger: d.logger, observer: d.portalObserver }));
   app.use(internalRoutes(d.services));
   app.use(notFound);
   app.use(problemHandler(d.logger));

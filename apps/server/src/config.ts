@@ -71,6 +71,13 @@ export interface Config {
   listenerLeaseMs: number;
   /** A comment on every listener stream this often, so the client and proxies see it alive (a silent stream is a dropped one). */
   listenerKeepAliveMs: number;
+  /** The webhook portal's CSP `frame-ancestors` sources: who may show it in a frame (`'none'` by default). */
+  portalFrameAncestors: string;
+  /**
+   * The origin browsers reach this server at (`https://api.example.com`), for portal links and
+   * the portal's Origin check; unset: the request's own scheme and Host.
+   */
+  publicUrl: string | undefined;
 }
 
 export interface HttpLimits {
@@ -207,6 +214,39 @@ function metricsPort(env: Env): number | null {
   return port;
 }
 
+// A CSP source expression that names an origin (scheme, host with an optional leading `*.`, port).
+const FRAME_SOURCE = /^(?:'self'|https?:\/\/(?:\*\.)?[A-Za-z0-9.-]+(?::\d{1,5})?)$/;
+
+/**
+ * ARS_PORTAL_FRAME_ANCESTORS: the pages that may show the portal in a frame, as origins separated
+ * by spaces or commas (or `'self'`); unset or `'none'`: no page may. Anything else (a path, a
+ * `;` that would add a directive, a bare `*`) is refused at start-up.
+ */
+function frameAncestors(env: Env): string {
+  const raw = (env.ARS_PORTAL_FRAME_ANCESTORS ?? "").trim();
+  if (raw === "" || raw === "'none'" || raw === "none") return "'none'";
+  const sources = raw.split(/[\s,]+/).filter(Boolean).map((s) => (s === "self" ? "'self'" : s.replace(/\/$/, "")));
+  const bad = sources.filter((s) => !FRAME_SOURCE.test(s));
+  if (bad.length) throw new ConfigError(`ARS_PORTAL_FRAME_ANCESTORS must list origins such as https://app.example.com (or 'self'), separated by spaces; not ${bad.join(" ")}`);
+  return sources.join(" ");
+}
+
+/** ARS_PUBLIC_URL: an http(s) origin, kept without a trailing slash. */
+function publicUrl(env: Env): string | undefined {
+  const raw = env.ARS_PUBLIC_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("ARS_PUBLIC_URL must be a URL such as https://api.example.com");
+  }
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.pathname !== "/" || url.search || url.hash || url.username) {
+    throw new ConfigError("ARS_PUBLIC_URL must be an http(s) origin without a path, such as https://api.example.com");
+  }
+  return url.origin;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const schedule = list(env, "ARS_RETRY_SCHEDULE_MS").map(Number);
   if (schedule.some((n) => !Number.isInteger(n) || n < 0)) throw new ConfigError("ARS_RETRY_SCHEDULE_MS must be a comma list of integers");
@@ -242,6 +282,8 @@ export function loadConfig(env: Env = process.env): Config {
     listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
     listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
     listenerKeepAliveMs: int(env, "ARS_LISTENER_KEEPALIVE_MS", DEFAULT_LISTENER_KEEPALIVE_MS, 100),
+    portalFrameAncestors: frameAncestors(env),
+    publicUrl: publicUrl(env),
     metricsPort: metrics,
     metricsHost: env.ARS_METRICS_HOST || "127.0.0.1",
     delivery: {

@@ -46,6 +46,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       bodyLimitBytes: config.bodyLimitBytes,
       rateLimitPerMinute: config.rateLimitPerMinute,
       requestDurations: deps.metrics?.requests,
+      portal: { frameAncestors: config.portalFrameAncestors, publicUrl: config.publicUrl },
+      portalObserver: deps.metrics?.portal,
     });
     // Partitions for today and the days ahead exist before the first request or delivery.
     await deps.housekeeper.start();

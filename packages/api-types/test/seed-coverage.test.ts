@@ -132,6 +132,7 @@ describe("the contract's own rules", () => {
       "/v2/coding_evaluations",
       "/v2/events",
       "/v2/events/{event_id}",
+      "/v2/portal_sessions",
       "/v2/question_sets",
       "/v2/webhook_deliveries",
       "/v2/webhook_deliveries/{delivery_id}",

@@ -7,6 +7,7 @@ import type {
   EventList,
   operations,
   paths,
+  PortalSession,
   QuestionSetList,
   Recovery,
   WebhookDelivery,
@@ -29,9 +30,18 @@ interface BaseClientOptions {
   headers?: Record<string, string>;
 }
 
-/** Options of {@link createClient}: a fixed `token`, or `getToken` called before every request. */
+/**
+ * Options of {@link createClient}: a fixed `token`, or `getToken` called before every request, or
+ * `sessionCookie: true` in a page of the webhook portal, whose session cookie authenticates
+ * instead (then `baseUrl` is the portal's API base, `/portal/{org_id}/api`, and no token is ever
+ * held by the page).
+ */
 export type ClientOptions = BaseClientOptions &
-  ({ token: string; getToken?: never } | { getToken: TokenSource; token?: never });
+  (
+    | { token: string; getToken?: never; sessionCookie?: never }
+    | { getToken: TokenSource; token?: never; sessionCookie?: never }
+    | { sessionCookie: true; token?: never; getToken?: never }
+  );
 
 /** Per-call options. */
 export interface CallOptions {
@@ -47,6 +57,7 @@ export interface PostOptions extends CallOptions {
 }
 
 type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
+export type CreatePortalSessionBody = NonNullable<operations["createPortalSession"]["requestBody"]>["content"]["application/json"];
 type BodyOf<Op extends keyof operations> = NonNullable<operations[Op]["requestBody"]>["content"]["application/json"];
 
 export type ListQuestionSetsQuery = QueryOf<"listQuestionSets">;
@@ -116,6 +127,8 @@ export interface AuditReviewClient {
   ): AsyncIterableIterator<WebhookDeliveryAttempt>;
   /** `POST /v2/webhook_deliveries/{delivery_id}/retry` (scope `webhooks:write`): one manual attempt now. */
   retryWebhookDelivery(deliveryId: string, options?: PostOptions): Promise<WebhookDelivery>;
+  /** `POST /v2/portal_sessions` (scope `webhooks:write`): a single-use link to the webhook portal. */
+  createPortalSession(body?: CreatePortalSessionBody, options?: PostOptions): Promise<PortalSession>;
   /** `GET /v2/webhook_deliveries` (scope `webhooks:read`): one page. */
   listWebhookDeliveries(query?: ListWebhookDeliveriesQuery, options?: CallOptions): Promise<WebhookDeliveryList>;
   /** `GET /v2/events` (scope `events:read`): one page of the events published to your org, newest first. */
@@ -196,14 +209,15 @@ export function createClient(options: ClientOptions): AuditReviewClient {
   if (typeof options?.baseUrl !== "string" || options.baseUrl.length === 0) {
     throw new TypeError("@audit-review/client: baseUrl is required, e.g. https://api.audit-review.dev");
   }
-  const getToken = resolveTokenSource(options);
+  const getToken = options.sessionCookie === true ? null : resolveTokenSource(options);
   const raw = createFetchClient<paths>({
     baseUrl: options.baseUrl,
     querySerializer: serializeQuery,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
   });
-  raw.use(bearerAuth(getToken));
+  // With a session cookie the browser authenticates each same-origin request itself.
+  if (getToken) raw.use(bearerAuth(getToken));
 
   const signalOf = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
   // One typed call per list: openapi-fetch resolves its per-path types only for a literal path,
@@ -306,6 +320,10 @@ export function createClient(options: ClientOptions): AuditReviewClient {
       const { header, ...rest } = post(call);
       return unwrap(await raw.POST(path, { params: { path: { delivery_id: deliveryId }, header }, ...rest }), "POST", path);
     },
+    async createPortalSession(body, call) {
+      const { header, ...rest } = post(call);
+      return unwrap(await raw.POST("/v2/portal_sessions", { params: { header }, body: body ?? {}, ...rest }), "POST", "/v2/portal_sessions");
+    },
     async listWebhookDeliveries(query, call) {
       return unwrap(
         await raw.GET("/v2/webhook_deliveries", { params: { query }, ...call }),
@@ -345,11 +363,11 @@ function post(call: PostOptions | undefined): CallOptions & { header: { "Idempot
   return { ...rest, header: idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey } };
 }
 
-function resolveTokenSource(options: ClientOptions): TokenSource {
+function resolveTokenSource(options: { token?: string; getToken?: TokenSource }): TokenSource {
   if (typeof options.getToken === "function") return options.getToken;
   if (typeof options.token === "string" && options.token.length > 0) {
     const token = options.token;
     return () => token;
   }
-  throw new TypeError("@audit-review/client: pass either token (a non-empty string) or getToken (a function)");
+  throw new TypeError("@audit-review/client: pass either token (a non-empty string), getToken (a function) or sessionCookie: true");
 }

@@ -4,6 +4,7 @@ export {
   type BackwardQuery,
   type CallOptions,
   type ClientOptions,
+  type CreatePortalSessionBody,
   type ForwardQuery,
   type ListCodingEvaluationsQuery,
   type ListEventsQuery,

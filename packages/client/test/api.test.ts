@@ -281,6 +281,21 @@ describe("webhook deliveries", () => {
   });
 });
 
+describe("portal links", () => {
+  it("when a link is minted and opened, then a client in sessionCookie mode calls the portal's API with the session, no token", async () => {
+    const org = await server().newOrg();
+    const link = await org.client.createPortalSession({ read_only: true, expires_in: 60 });
+    expect(link).toMatchObject({ object: "portal_session", read_only: true, session_duration: 3600 });
+    expect(link.url.startsWith(`${server().url}/portal/${org.orgId}/start?link=pl_`)).toBe(true);
+    const opened = await fetch(link.url, { redirect: "manual" });
+    const cookie = opened.headers.get("set-cookie")!.split(";")[0]!;
+    // what a browser does by itself: send the cookie (and, on writes, its Origin)
+    const portal = createClient({ baseUrl: `${server().url}/portal/${org.orgId}/api`, sessionCookie: true, headers: { cookie, origin: server().url } });
+    expect((await portal.listWebhookEndpoints()).object).toBe("list");
+    expect(await rejection(portal.createWebhookEndpoint({ url: `https://${RECEIVER_HOST}/portal` }))).toMatchObject({ status: 403, code: "INSUFFICIENT_SCOPE" });
+  });
+});
+
 describe("errors", () => {
   let org: TestOrg;
   beforeAll(async () => {

@@ -43,6 +43,14 @@ describe("createClient", () => {
     expect(requests).toHaveLength(0);
   });
 
+  it("when the session cookie authenticates (the webhook portal's page), then no Authorization header is sent and no token is needed", async () => {
+    const { fetch, requests } = observedFetch(emptyList);
+    const client = createClient({ baseUrl: "https://api.example-ars.dev/portal/org_1/api", sessionCookie: true, fetch });
+    await client.listWebhookEndpoints();
+    expect(requests[0]!.headers.get("authorization")).toBeNull();
+    expect(requests[0]!.url).toBe("https://api.example-ars.dev/portal/org_1/api/v2/webhook_endpoints");
+  });
+
   it("when neither token nor baseUrl is usable, then createClient throws", () => {
     expect(() => createClient({ baseUrl: "https://x", token: "" })).toThrow(TypeError);
     expect(() => createClient({ baseUrl: "", token: "t" })).toThrow(/baseUrl/);

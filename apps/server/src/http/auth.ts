@@ -12,7 +12,10 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 /**
  * Authenticates and authorizes every contract operation before any other work: the token
  * decides the org, the contract decides the scope. Unknown routes pass through to the 404, and
- * operations the contract declares with `security: []` pass without a token.
+ * operations the contract declares with `security: []` pass without a token. A call of the
+ * webhook portal arrives already authenticated by its session cookie (http/portal.ts, which
+ * alone sets `req.auth` before this): its scopes are checked the same way, and no bearer token
+ * is read for it.
  */
 export function authenticate(contract: Contract, verify: TokenVerifier): RequestHandler {
   return async (req, _res, next) => {
@@ -20,8 +23,8 @@ export function authenticate(contract: Contract, verify: TokenVerifier): Request
     // named for the access log and the metrics, public operations too
     if (op) req.operationId = op.operationId;
     if (!op || op.public) return next();
-    const match = BEARER.exec(req.get("authorization") ?? "");
-    const auth = match ? await verify(match[1]!) : null;
+    const match = req.auth ? null : BEARER.exec(req.get("authorization") ?? "");
+    const auth = req.auth ?? (match ? await verify(match[1]!) : null);
     if (!auth) throw new UnauthenticatedError();
     const missing = op.requiredScopes.filter((s) => !auth.scopes.includes(s));
     if (missing.length) throw new InsufficientScopeError(op.requiredScopes);

@@ -13,6 +13,7 @@ import { engineSlotGauges, type EngineSlotGauges } from "./engine-slots.js";
 import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.js";
 import { requestDurations, type RequestDurations } from "./http-requests.js";
 import { listenerStreamMetrics } from "./listener-streams.js";
+import { portalMetrics, type PortalObserver } from "./portal.js";
 
 export interface Metrics {
   registry: Registry;
@@ -26,6 +27,8 @@ export interface Metrics {
   housekeeping: HousekeepingObserver;
   /** what the delivery engine holds in memory, once the process has one */
   engine: EngineSlotGauges;
+  /** the webhook portal's links and sessions (recorded by the HTTP layer) */
+  portal: PortalObserver;
 }
 
 export interface MetricsOptions {
@@ -60,5 +63,6 @@ export function createMetrics({ db, engineDb, clock, hostClockSkewMs, logger }: 
     listeners: listenerStreamMetrics(registry),
     housekeeping: housekeepingMetrics(registry),
     engine: engineSlotGauges(registry),
+    portal: portalMetrics(registry, db, logger),
   };
 }

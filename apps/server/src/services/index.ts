@@ -6,6 +6,7 @@ import { createCountCache } from "../repos/count-cache.js";
 import { codingEvaluationsRepo } from "../repos/coding-evaluations.repo.js";
 import { eventsRepo } from "../repos/events.repo.js";
 import { idempotencyKeysRepo } from "../repos/idempotency-keys.repo.js";
+import { portalSessionsRepo } from "../repos/portal-sessions.repo.js";
 import { questionSetsRepo } from "../repos/question-sets.repo.js";
 import { rateLimitsRepo } from "../repos/rate-limits.repo.js";
 import { tokensRepo } from "../repos/tokens.repo.js";
@@ -16,6 +17,7 @@ import { webhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 import { codingEvaluationsService } from "./coding-evaluations.service.js";
 import { eventsService } from "./events.service.js";
 import { idempotencyService } from "./idempotency.service.js";
+import { portalSessionsService } from "./portal-sessions.service.js";
 import { questionSetsService } from "./question-sets.service.js";
 import { tokensService } from "./tokens.service.js";
 import { webhookDeliveriesService } from "./webhook-deliveries.service.js";
@@ -73,6 +75,8 @@ export function createServices({ db, replica, secretBox, urlCheck, rotationGrace
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
     events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued, now }),
+    /** The webhook portal's single-use links and cookie sessions. */
+    portalSessions: portalSessionsService(portalSessionsRepo(db)),
     /** Request counts per token, shared through the database by every API process. */
     rateLimits: rateLimitsRepo(db),
   };

@@ -82,6 +82,7 @@ const OPERATIONS: Operation[] = [
     okStatus: 404,
   },
   { operationId: "getEvent", method: "GET", path: "/v2/events/{id}", scope: "events:read", okStatus: 404 },
+  { operationId: "createPortalSession", method: "POST", path: "/v2/portal_sessions", scope: "webhooks:write", body: () => ({ read_only: true }), okStatus: 201 },
 ];
 
 function send(op: Operation, headers: Record<string, string>, id = randomUUID()) {

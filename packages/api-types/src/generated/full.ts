@@ -368,6 +368,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/portal_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a portal link
+         * @description Answers a single-use link to the webhook portal for your org, to hand to the person who
+         *     integrates (or to load in a frame of your own dashboard). Opening the link starts a portal
+         *     session in that browser: the page lists, creates and edits your webhook endpoints (the
+         *     signing secret is shown once, to copy), sends test events, rotates secrets, shows
+         *     deliveries with their attempts, retries and recovers them, and lists events. No token ever
+         *     reaches the page: the session is an `HttpOnly`, `SameSite=Strict` cookie scoped to the
+         *     portal's paths of your org.
+         *
+         *     * The link works **once**, and only until `expires_at` (`expires_in` seconds from now,
+         *       5 minutes by default). A used, expired or unknown link shows a page that says so.
+         *     * The session lasts `session_duration` seconds (one hour) from the moment the link is
+         *       opened, until its page signs out, or until the token that created the link is revoked,
+         *       whichever comes first. Mint a new link for a new session.
+         *     * The session may do what the token that created the link may do with webhook
+         *       endpoints, deliveries and events (`webhooks:read`, `webhooks:write`, `events:read`), and
+         *       read the question sets for the endpoint filters (`question_sets:read`). With
+         *       `read_only: true` it shows everything and changes nothing.
+         *
+         *     Embed the portal in a frame of your own page only where the operator allowed that page in
+         *     `ARS_PORTAL_FRAME_ANCESTORS`; browsers send the `SameSite=Strict` cookie inside a frame
+         *     only when your page is on the same site as this server.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["createPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/question_sets": {
         parameters: {
             query?: never;
@@ -1294,6 +1336,27 @@ export interface components {
             secret: string;
         };
         /**
+         * @description What the portal session may do, and how long its link stays valid; every field is optional.
+         * @example {
+         *       "read_only": true,
+         *       "expires_in": 120
+         *     }
+         */
+        CreatePortalSessionRequest: {
+            /**
+             * @description Seconds the link stays valid if nobody opens it (at most 15 minutes).
+             * @default 300
+             * @example 120
+             */
+            expires_in?: number;
+            /**
+             * @description `true`: the session shows endpoints, deliveries and events but cannot change anything.
+             * @default false
+             * @example true
+             */
+            read_only?: boolean;
+        };
+        /**
          * @description A new webhook endpoint. Only `url` is required.
          * @example {
          *       "url": "https://hooks.example-receiver.com/audit-review",
@@ -1519,7 +1582,7 @@ export interface components {
          * @example VALIDATION_ERROR
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "LISTENER_LIMIT_REACHED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "LISTENER_LIMIT_REACHED" | "ORIGIN_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         /**
          * @description An event as it was published: the audit it is about, its result and every answered
          *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
@@ -2095,6 +2158,40 @@ export interface components {
          * @enum {string}
          */
         PayloadFormat: "standard_v1";
+        /**
+         * @description A single-use link that starts a portal session in the browser that opens it.
+         * @example {
+         *       "object": "portal_session",
+         *       "url": "https://api.audit-review.dev/portal/0193a5b2-0000-7000-8000-00000000a001/start?link=pl_4q9TLkU0Fj3mPZ8d2vYw7bQxN1cHsR6tKeGaVnJ5oXi",
+         *       "expires_at": "2026-11-21T09:35:00.000Z",
+         *       "read_only": false,
+         *       "session_duration": 3600
+         *     }
+         */
+        PortalSession: {
+            /** @description When the link stops working if it has not been opened. */
+            expires_at: string & components["schemas"]["Timestamp"];
+            /**
+             * @example portal_session
+             * @enum {string}
+             */
+            object: "portal_session";
+            /**
+             * @description Whether the session can only read.
+             * @example false
+             */
+            read_only: boolean;
+            /**
+             * @description Seconds the session lasts once the link is opened (it ends earlier when its page signs out or the token that created it is revoked).
+             * @example 3600
+             */
+            session_duration: number;
+            /**
+             * @description The link. It works once, until `expires_at`; treat it as a secret until then.
+             * @example https://api.audit-review.dev/portal/0193a5b2-0000-7000-8000-00000000a001/start?link=pl_4q9TLkU0Fj3mPZ8d2vYw7bQxN1cHsR6tKeGaVnJ5oXi
+             */
+            url: string;
+        };
         /**
          * @description An RFC 9457 problem detail.
          * @example {
@@ -3712,6 +3809,7 @@ export type CodingEvaluation = components['schemas']['CodingEvaluation'];
 export type CodingEvaluationList = components['schemas']['CodingEvaluationList'];
 export type CodingEvaluationStatus = components['schemas']['CodingEvaluationStatus'];
 export type CreatedWebhookEndpoint = components['schemas']['CreatedWebhookEndpoint'];
+export type CreatePortalSessionRequest = components['schemas']['CreatePortalSessionRequest'];
 export type CreateWebhookEndpointRequest = components['schemas']['CreateWebhookEndpointRequest'];
 export type CreateWebhookListenerRequest = components['schemas']['CreateWebhookListenerRequest'];
 export type DeliveryError = components['schemas']['DeliveryError'];
@@ -3740,6 +3838,7 @@ export type IngestQuestionSetRequest = components['schemas']['IngestQuestionSetR
 export type IngestResponseInput = components['schemas']['IngestResponseInput'];
 export type PayloadField = components['schemas']['PayloadField'];
 export type PayloadFormat = components['schemas']['PayloadFormat'];
+export type PortalSession = components['schemas']['PortalSession'];
 export type Problem = components['schemas']['Problem'];
 export type ProblemIssue = components['schemas']['ProblemIssue'];
 export type PublishedEvent = components['schemas']['PublishedEvent'];
@@ -4393,6 +4492,52 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPortalSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to repeat (1–255 printable ASCII characters, kept 24 hours per org).
+                 *     A repeat with the same key and body replays the first response with
+                 *     `Idempotent-Replayed: true` and does nothing again; the same key with another body answers
+                 *     `422 IDEMPOTENCY_KEY_REUSED`; a repeat while the first is still running answers
+                 *     `409 IDEMPOTENCY_KEY_IN_USE`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreatePortalSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The link, usable once before `expires_at`. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalSession"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
