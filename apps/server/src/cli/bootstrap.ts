@@ -27,8 +27,10 @@ export function demoMessage(demo: DemoOrg, port: number): string {
     "First start: created the demo org with sample question sets and coding evaluations.",
     `  org:   ${demo.orgId}`,
     `  token: ${demo.token}`,
-    "This token (all public scopes) is shown only now. Try:",
-    `  curl -H 'Authorization: Bearer ${demo.token}' http://localhost:${port}/v2/question_sets?limit=2`,
+    "This token (all public scopes) is shown only now. The docs' samples and ars-listen read it from the environment:",
+    `  export ARS_API_URL=http://localhost:${port} ARS_TOKEN=${demo.token}`,
+    `  curl -H "Authorization: Bearer $ARS_TOKEN" "$ARS_API_URL/v2/question_sets?limit=2"`,
+    `The API reference, with its quick start: http://localhost:${port}/docs`,
     "",
   ].join("\n");
 }

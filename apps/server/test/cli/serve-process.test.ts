@@ -67,6 +67,8 @@ describe.skipIf(onPostgres)("serve and the CLI as processes on one embedded data
     const org = /org: +(\S+)/.exec(first.output())?.[1];
     expect(demoToken).toBeDefined();
     expect((await list(url, demoToken!)).status).toBe(200);
+    // the quick start's first step, printed ready to paste (the docs' samples read these variables)
+    expect(first.output()).toContain(`export ARS_API_URL=http://localhost:${new URL(url).port} ARS_TOKEN=${demoToken}`);
 
     // started from an unrelated directory: the data directory comes from ARS_DATA_DIR, not the cwd
     const minted = await run(["tokens", "create", "--org", org!, "--scopes", "question_sets:read"], dataDir, tmpdir());
