@@ -155,6 +155,22 @@ async function fixtures() {
   return { all: vars(env), deleteWebhookEndpoint: vars({ ...env, endpoint_id: deletable.id }) };
 }
 
+/**
+ * An org holds at most 5 listeners until they are deleted, and each language's fixtures and its
+ * createWebhookListener sample make two: the next language starts with none, as a user's org would.
+ */
+async function deleteListeners() {
+  let path = "/v2/webhook_endpoints?limit=100";
+  const listeners = [];
+  for (;;) {
+    const page = await api("GET", path);
+    listeners.push(...page.data.filter((e) => e.url.startsWith("listener:")));
+    if (!page.has_more) break;
+    path = `/v2/webhook_endpoints?limit=100&starting_after=${page.data.at(-1).id}`;
+  }
+  for (const l of listeners) await api("DELETE", `/v2/webhook_endpoints/${l.id}`);
+}
+
 // The server runs in this process: samples run with async spawn, never spawnSync.
 function run(cmd, args, opts = {}) {
   return new Promise((done) => {
@@ -255,6 +271,7 @@ try {
       if (problem) failures.push(`${where}: ${problem}`);
     }
     log(`${lang}: ${Object.keys(samples).length} samples ran in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    await deleteListeners();
   }
 } finally {
   proxy.close();
