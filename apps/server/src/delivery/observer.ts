@@ -21,6 +21,8 @@ export interface DeliveryObserver {
   endpointDisabled(reason: DisableReason): void;
   /** Claimed rows given back unsent: their lease was taken or ran short while they waited. */
   rowsDropped(count: number): void;
+  /** A claim left the due deliveries of `endpoints` rate-limited endpoints waiting for their limit. */
+  throttled(endpoints: number): void;
 }
 
 const nothing = () => undefined;
@@ -32,5 +34,6 @@ export const noObserver: DeliveryObserver = {
   recordBatch: nothing,
   endpointDisabled: nothing,
   rowsDropped: nothing,
+  throttled: nothing,
 };
 

@@ -43,6 +43,11 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     help: "Claimed deliveries given back unsent because their lease was taken or ran short while they waited (another worker sends them once).",
     registers,
   });
+  const throttled = new Counter({
+    name: "ars_deliveries_throttled_total",
+    help: "Claims that left a rate-limited endpoint's due deliveries waiting for its rate_limit (one per endpoint per claim): they wait, never fail.",
+    registers,
+  });
   // The series an alert or a rate() looks at exist from the start at 0, so the first increment
   // is seen as one (a series born at 1 hides it from increase()).
   outcomes.labels("succeeded", NO_ERROR).inc(0);
@@ -55,5 +60,6 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     recordBatch: (size) => batches.observe(size),
     endpointDisabled: (reason) => disabled.labels(reason).inc(),
     rowsDropped: (count) => dropped.inc(count),
+    throttled: (endpoints) => throttled.inc(endpoints),
   };
 }

@@ -63,6 +63,7 @@ export function presentWebhookEndpoint(e: EndpointRow): WebhookEndpoint {
       legacy_signature: e.legacy_signature,
       previous_secret_expires_at: isoOrNull(e.previous_secret_expires_at),
     },
+    rate_limit: e.rate_limit,
     failing_since: isoOrNull(e.failing_since),
     created_at: iso(e.created_at),
     updated_at: iso(e.updated_at),

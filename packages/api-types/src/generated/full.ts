@@ -630,6 +630,10 @@ export interface paths {
          *     endpoint's queued deliveries with `endpoint_disabled`. `status: enabled` clears
          *     `disabled_reason`, `disabled_at` and `failing_since`.
          *
+         *     `rate_limit` sets the most deliveries per second the endpoint is sent (1–1000); `null`
+         *     removes the limit. It applies from the next claim: deliveries already queued wait for
+         *     it too.
+         *
          *     Required scope: `webhooks:write`.
          */
         patch: operations["updateWebhookEndpoint"];
@@ -1322,6 +1326,7 @@ export interface components {
          *         "legacy_signature": false,
          *         "previous_secret_expires_at": null
          *       },
+         *       "rate_limit": null,
          *       "failing_since": null,
          *       "created_at": "2026-11-21T09:30:00.000Z",
          *       "updated_at": "2026-11-21T09:30:00.000Z",
@@ -1378,6 +1383,7 @@ export interface components {
             event_types?: components["schemas"]["EventType"][];
             filters?: components["schemas"]["WebhookEndpointFiltersInput"];
             payload?: components["schemas"]["WebhookEndpointPayloadInput"];
+            rate_limit?: components["schemas"]["EndpointRateLimit"];
             signing?: components["schemas"]["WebhookEndpointSigningInput"];
             /**
              * @description An absolute `https://` URL whose host is a public DNS name.
@@ -1577,6 +1583,16 @@ export interface components {
          * @enum {string|null}
          */
         EmLevel: "straightforward" | "low" | "moderate" | "high" | null;
+        /**
+         * @description Most deliveries per second this endpoint is sent, from every worker together; null (the
+         *     default) sends as fast as the receiver answers. Deliveries past the limit wait in the
+         *     queue: they never fail because of it, and waiting is neither an attempt nor a step of the
+         *     retry schedule. Deliveries are let through at an even pace, at most a tenth of a second's
+         *     worth at once, so within any one second at most `rate_limit` plus a tenth of it (rounded
+         *     up) arrive.
+         * @example 50
+         */
+        EndpointRateLimit: number | null;
         /**
          * @description A stable, machine-readable error code.
          * @example VALIDATION_ERROR
@@ -3006,6 +3022,7 @@ export interface components {
          *         "legacy_signature": false,
          *         "previous_secret_expires_at": null
          *       },
+         *       "rate_limit": null,
          *       "failing_since": null,
          *       "created_at": "2026-11-21T09:30:00.000Z",
          *       "updated_at": "2026-11-21T09:30:00.000Z"
@@ -3049,6 +3066,7 @@ export interface components {
             /** @example 0193a5b2-0000-7000-8000-00000000a001 */
             org_id: string;
             payload: components["schemas"]["WebhookEndpointPayload"];
+            rate_limit: components["schemas"]["EndpointRateLimit"];
             signing: components["schemas"]["WebhookEndpointSigning"];
             status: components["schemas"]["WebhookEndpointStatus"];
             updated_at: components["schemas"]["Timestamp"];
@@ -3132,6 +3150,7 @@ export interface components {
          *             "legacy_signature": false,
          *             "previous_secret_expires_at": null
          *           },
+         *           "rate_limit": null,
          *           "failing_since": null,
          *           "created_at": "2026-11-21T09:30:00.000Z",
          *           "updated_at": "2026-11-21T09:30:00.000Z"
@@ -3288,6 +3307,7 @@ export interface components {
             event_types?: components["schemas"]["EventType"][];
             filters?: components["schemas"]["WebhookEndpointFiltersInput"];
             payload?: components["schemas"]["WebhookEndpointPayloadInput"];
+            rate_limit?: components["schemas"]["EndpointRateLimit"];
             signing?: components["schemas"]["WebhookEndpointSigningInput"];
             status?: components["schemas"]["WebhookEndpointStatus"];
             /**
@@ -3818,6 +3838,7 @@ export type DisabledReason = components['schemas']['DisabledReason'];
 export type EmEvaluation = components['schemas']['EmEvaluation'];
 export type EmFinding = components['schemas']['EmFinding'];
 export type EmLevel = components['schemas']['EmLevel'];
+export type EndpointRateLimit = components['schemas']['EndpointRateLimit'];
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type Event = components['schemas']['Event'];
 export type EventData = components['schemas']['EventData'];
