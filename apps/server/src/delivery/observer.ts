@@ -23,6 +23,8 @@ export interface DeliveryObserver {
   rowsDropped(count: number): void;
   /** A claim left the due deliveries of `endpoints` rate-limited endpoints waiting for their limit. */
   throttled(endpoints: number): void;
+  /** A delivery of an ordered endpoint is retrying: the endpoint's later deliveries wait for it. */
+  orderedHeld(): void;
 }
 
 const nothing = () => undefined;
@@ -35,5 +37,6 @@ export const noObserver: DeliveryObserver = {
   endpointDisabled: nothing,
   rowsDropped: nothing,
   throttled: nothing,
+  orderedHeld: nothing,
 };
 

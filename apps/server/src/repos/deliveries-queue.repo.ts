@@ -78,6 +78,7 @@ export type QueueEndpoint = Pick<
   | "previous_secret_expires_at"
   | "legacy_signature"
   | "rate_limit"
+  | "delivery_order"
 >;
 
 export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at">;
@@ -138,7 +139,7 @@ export interface RecordResult {
 const ENDPOINT_COLUMNS = [
   "id", "url", "status", "deleted_at", "disabled_reason", "payload_fields", "payload_result_format", "payload_responses_filter",
   "payload_include_informational", "auth_type", "auth_config", "auth_secret_enc", "secret_enc", "previous_secret_enc",
-  "previous_secret_expires_at", "legacy_signature", "rate_limit",
+  "previous_secret_expires_at", "legacy_signature", "rate_limit", "delivery_order",
 ] as const satisfies readonly (keyof QueueEndpoint)[];
 const EVENT_COLUMNS = ["id", "type", "audit_id", "question_set_id", "document_id", "result", "raw_result", "responses", "occurred_at", "is_test"] as const satisfies readonly (keyof QueueEvent)[];
 
@@ -169,14 +170,16 @@ export interface Claim {
 // 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds), and
 //    not a webhook listener whose stream another process holds (or nobody does: a listener with
 //    no stream gets no attempt).
-// 3. `limited`, `paced`: a rate-limited endpoint's room is cut to what its throttle allows now
+// 3. `limited`, `paced`: an ordered endpoint's room is one row (docs/delivery.md#ordered-endpoints),
+//    and a rate-limited endpoint's room is cut to what its throttle allows now
 //    (domain/delivery/throttle.ts). Its row is locked for the statement (FOR NO KEY UPDATE, which
 //    the foreign-key checks of deliveries being inserted do not wait for) and read in its latest
 //    version, so claims of any number of workers take turns on one state; one that another claim
 //    holds right now is passed over (SKIP LOCKED: that claim is taking its turn). Time is the
 //    database's (clock_timestamp()): one clock for every worker.
 // 4. `heads`: of those, the `$5` whose earliest claimable row is oldest, so the rows locked below
-//    stay bounded by the batch however many endpoints have work.
+//    stay bounded by the batch however many endpoints have work. An ordered endpoint's only
+//    claimable row is its head in event order, and only while it is due and not leased.
 // 5. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
 //    waiting (SKIP LOCKED: another dispatcher's rows are passed over, never waited for).
 // 6. `chosen`: the batch, oldest first across endpoints. Locked rows not chosen are unlocked when
@@ -222,19 +225,31 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
                    WHERE e.id IN (SELECT endpoint_id FROM open) AND e.rate_limit IS NOT NULL
                      FOR NO KEY UPDATE OF e SKIP LOCKED) t) b
 ), paced AS (
-  SELECT o.endpoint_id,
-         CASE WHEN l.id IS NOT NULL THEN LEAST(o.room, l.allowed)
-              -- rate-limited, and another claim holds its throttle: its turn
-              WHEN EXISTS (SELECT 1 FROM webhook_endpoints x WHERE x.id = o.endpoint_id AND x.rate_limit IS NOT NULL) THEN 0
-              ELSE o.room END AS room
-    FROM open o LEFT JOIN limited l ON l.id = o.endpoint_id
+  SELECT o.endpoint_id, x.delivery_order = 'ordered' AS ordered,
+         CASE WHEN x.delivery_order = 'ordered' THEN LEAST(p.room, 1) ELSE p.room END AS room
+    FROM open o
+    JOIN webhook_endpoints x ON x.id = o.endpoint_id
+    LEFT JOIN limited l ON l.id = o.endpoint_id
+   CROSS JOIN LATERAL (
+     SELECT CASE WHEN l.id IS NOT NULL THEN LEAST(o.room, l.allowed)
+                 -- rate-limited, and another claim holds its throttle: its turn
+                 WHEN x.rate_limit IS NOT NULL THEN 0
+                 ELSE o.room END AS room) p
 ), heads AS (
-  SELECT o.endpoint_id, o.room
+  -- An unordered endpoint's earliest due row; an ordered endpoint's head in event order, only
+  -- when it is due and not leased (a head in flight or retrying holds the rest).
+  SELECT o.endpoint_id, o.room, h.head_id, h.head_created_at
     FROM paced o
    CROSS JOIN LATERAL (
-     SELECT d.next_attempt_at FROM webhook_deliveries d
-      WHERE d.endpoint_id = o.endpoint_id AND ${DUE("d")}
-      ORDER BY d.next_attempt_at LIMIT 1) h
+     (SELECT d.next_attempt_at, NULL::uuid AS head_id, NULL::timestamptz AS head_created_at FROM webhook_deliveries d
+       WHERE NOT o.ordered AND d.endpoint_id = o.endpoint_id AND ${DUE("d")}
+       ORDER BY d.next_attempt_at LIMIT 1)
+     UNION ALL
+     SELECT f.next_attempt_at, f.id, f.created_at
+       FROM (SELECT f.id, f.created_at, f.next_attempt_at, f.status, f.locked_until FROM webhook_deliveries f
+              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL}
+              ORDER BY f.event_occurred_at, f.event_id LIMIT 1) f
+      WHERE ${DUE("f")}) h
    WHERE o.room > 0
    ORDER BY h.next_attempt_at
    LIMIT $5
@@ -243,9 +258,16 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
     FROM heads h
    CROSS JOIN LATERAL (
      SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
-      WHERE d.endpoint_id = h.endpoint_id AND ${DUE("d")}
+      WHERE h.head_id IS NULL AND d.endpoint_id = h.endpoint_id AND ${DUE("d")}
       ORDER BY d.next_attempt_at LIMIT h.room
         FOR UPDATE SKIP LOCKED) c
+  UNION ALL
+  -- an ordered endpoint's head, by its key
+  SELECT * FROM (
+    SELECT d.id, d.created_at, d.next_attempt_at FROM heads h
+      JOIN webhook_deliveries d ON d.id = h.head_id AND d.created_at = h.head_created_at
+     WHERE h.head_id IS NOT NULL AND ${DUE("d")}
+       FOR UPDATE OF d SKIP LOCKED) ordered_head
 ), chosen AS (
   SELECT id, created_at FROM candidates ORDER BY next_attempt_at, id LIMIT $5
 ), claimed AS (
@@ -361,6 +383,7 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
       payload_include_informational: r.ep_payload_include_informational, auth_type: r.ep_auth_type, auth_config: r.ep_auth_config,
       auth_secret_enc: r.ep_auth_secret_enc, secret_enc: r.ep_secret_enc, previous_secret_enc: r.ep_previous_secret_enc,
       previous_secret_expires_at: r.ep_previous_secret_expires_at, legacy_signature: r.ep_legacy_signature, rate_limit: r.ep_rate_limit,
+      delivery_order: r.ep_delivery_order,
     });
   }
   if (r.ev_id) {

@@ -47,6 +47,7 @@ describe("POST /v2/webhook_endpoints", () => {
       authentication: { type: "none" },
       signing: { secret_hint: expect.any(String), legacy_signature: false, previous_secret_expires_at: null },
       rate_limit: null,
+      delivery_order: "unordered",
       failing_since: null,
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),
@@ -120,6 +121,15 @@ describe("POST /v2/webhook_endpoints", () => {
         name: "rate_limit",
       });
     }
+  });
+
+  it("when delivery_order ordered is given, then it is stored and shown; an unknown order is 400 naming it", async () => {
+    const { api } = await server.newOrg();
+    const { data, response } = await api.POST("/v2/webhook_endpoints", { body: createBody({ url: url(), delivery_order: "ordered" }) });
+    expect(response.status).toBe(201);
+    expect(data!.delivery_order).toBe("ordered");
+    const refused = await api.POST("/v2/webhook_endpoints", { body: createBody({ url: url(), delivery_order: "fifo" as "ordered" }) });
+    problemOf(refused, { status: 400, code: "VALIDATION_ERROR", name: "delivery_order" });
   });
 
   it("when a url of exactly 2048 characters is given, then it is accepted", async () => {

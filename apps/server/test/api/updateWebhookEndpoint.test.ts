@@ -70,6 +70,16 @@ describe("PATCH /v2/webhook_endpoints/{endpoint_id}", () => {
     expect(cleared.data!.rate_limit).toBeNull();
   });
 
+  it("when delivery_order is changed, then it is shown, and changed back", async () => {
+    const { api } = await server.newOrg();
+    const ep = await createEndpoint(api);
+    expect(ep.delivery_order).toBe("unordered");
+    const patch = (delivery_order: "ordered" | "unordered") =>
+      api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } }, body: { delivery_order } });
+    expect((await patch("ordered")).data).toMatchObject({ id: ep.id, delivery_order: "ordered" });
+    expect((await patch("unordered")).data!.delivery_order).toBe("unordered");
+  });
+
   it("when the new URL breaks a safety rule, then 400 INVALID_WEBHOOK_URL and nothing changes", async () => {
     const { api } = await server.newOrg();
     const ep = await createEndpoint(api, { description: "kept" });

@@ -44,6 +44,7 @@ function endpoint(over: Partial<QueueEndpoint> = {}): QueueEndpoint {
     previous_secret_expires_at: null,
     legacy_signature: false,
     rate_limit: null,
+    delivery_order: "unordered",
     ...over,
   };
 }

@@ -1327,6 +1327,7 @@ export interface components {
          *         "previous_secret_expires_at": null
          *       },
          *       "rate_limit": null,
+         *       "delivery_order": "unordered",
          *       "failing_since": null,
          *       "created_at": "2026-11-21T09:30:00.000Z",
          *       "updated_at": "2026-11-21T09:30:00.000Z",
@@ -1370,6 +1371,7 @@ export interface components {
          */
         CreateWebhookEndpointRequest: {
             authentication?: components["schemas"]["AuthenticationInput"];
+            delivery_order?: components["schemas"]["DeliveryOrder"];
             /** @example Compliance team receiver */
             description?: string | null;
             /**
@@ -1435,6 +1437,21 @@ export interface components {
          * @enum {string}
          */
         DeliveryErrorCode: "connection_error" | "timeout" | "tls_error" | "dns_error" | "destination_blocked" | "unexpected_status" | "auth_error" | "endpoint_disabled" | "endpoint_deleted";
+        /**
+         * @description `unordered` (the default): deliveries are sent as soon as they are due, several at once,
+         *     and a retrying delivery does not hold the others back. `ordered`: at most one delivery of
+         *     the endpoint is in flight, deliveries are attempted in event order (`occurred_at`, then
+         *     the event id), and a delivery that is retrying holds every later one until it succeeds
+         *     or fails for good (head-of-line blocking: a receiver that keeps failing stops the
+         *     endpoint's queue for as long as the retry schedule lasts). A manual retry or a recovery
+         *     queues older events again; they go first among what is queued, after newer events that
+         *     were already delivered. Deliveries failed by a disable are not sent after a re-enable
+         *     unless recovered. Test events are ordered with the rest by their `occurred_at`.
+         * @default unordered
+         * @example ordered
+         * @enum {string}
+         */
+        DeliveryOrder: "unordered" | "ordered";
         /**
          * @description Why the endpoint is disabled: `manual` (an operator disabled it), `gone` (the receiver
          *     answered `410 Gone`), `failing` (every delivery failed for 5 days). Null when enabled.
@@ -3023,6 +3040,7 @@ export interface components {
          *         "previous_secret_expires_at": null
          *       },
          *       "rate_limit": null,
+         *       "delivery_order": "unordered",
          *       "failing_since": null,
          *       "created_at": "2026-11-21T09:30:00.000Z",
          *       "updated_at": "2026-11-21T09:30:00.000Z"
@@ -3031,6 +3049,7 @@ export interface components {
         WebhookEndpoint: {
             authentication: components["schemas"]["Authentication"];
             created_at: components["schemas"]["Timestamp"];
+            delivery_order: components["schemas"]["DeliveryOrder"];
             /** @example Compliance team receiver */
             description: string | null;
             /**
@@ -3151,6 +3170,7 @@ export interface components {
          *             "previous_secret_expires_at": null
          *           },
          *           "rate_limit": null,
+         *           "delivery_order": "unordered",
          *           "failing_since": null,
          *           "created_at": "2026-11-21T09:30:00.000Z",
          *           "updated_at": "2026-11-21T09:30:00.000Z"
@@ -3297,6 +3317,7 @@ export interface components {
          */
         WebhookEndpointUpdate: {
             authentication?: components["schemas"]["AuthenticationInput"];
+            delivery_order?: components["schemas"]["DeliveryOrder"];
             /** @example Compliance team receiver */
             description?: string | null;
             /**
@@ -3834,6 +3855,7 @@ export type CreateWebhookEndpointRequest = components['schemas']['CreateWebhookE
 export type CreateWebhookListenerRequest = components['schemas']['CreateWebhookListenerRequest'];
 export type DeliveryError = components['schemas']['DeliveryError'];
 export type DeliveryErrorCode = components['schemas']['DeliveryErrorCode'];
+export type DeliveryOrder = components['schemas']['DeliveryOrder'];
 export type DisabledReason = components['schemas']['DisabledReason'];
 export type EmEvaluation = components['schemas']['EmEvaluation'];
 export type EmFinding = components['schemas']['EmFinding'];
