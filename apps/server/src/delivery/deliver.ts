@@ -116,7 +116,7 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
     return reread(id);
   }
 
-  async function record(o: OutcomeRecord, d: LeasedDelivery): Promise<void> {
+  async function record(o: OutcomeRecord, d: LeasedDelivery, ordered = false): Promise<void> {
     const result = await recorder.record(o);
     const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, attempt: o.update.attempt_count, status: o.update.status };
     observe.outcome(result.recorded ? o.update.status : "lease_lost", o.update.last_error_code);
@@ -127,6 +127,10 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
       log.warn({ endpoint_id: d.endpoint_id, reason: result.disabled }, "webhook endpoint disabled");
     }
     if (o.update.status === "retrying" && o.update.next_attempt_at) hooks.retryAt(o.update.next_attempt_at);
+    if (ordered && o.update.status === "retrying") {
+      observe.orderedHeld();
+      log.info({ ...fields, next_attempt_at: o.update.next_attempt_at }, "ordered endpoint held: its later deliveries wait for this retrying one");
+    }
   }
 
   return {
@@ -169,7 +173,7 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
       const outcome = decideOutcome({ attemptCount: d.attempt_count, isTest: d.is_test, result: report, now: at, random, config, oneShot: trigger === "manual" });
       log.info({ ...base(), event_id: d.event_id, attempt: outcome.delivery.attempt_count, response_status: report.status, error_code: report.error?.code ?? null, outcome: outcome.delivery.status, duration_ms: report.durationMs }, "delivery attempt");
       const attemptRow = { id: newId(), trigger, url: ep.url, started_at: report.startedAt, duration_ms: report.durationMs, response_body: report.responseBody };
-      await record({ ...base(), update: outcome.delivery, effect: outcome.endpoint, attempt: attemptRow, at }, d);
+      await record({ ...base(), update: outcome.delivery, effect: outcome.endpoint, attempt: attemptRow, at }, d, ep.delivery_order === "ordered");
     },
   };
 }

@@ -44,6 +44,8 @@ const AHEAD = 3;
 const MAX_CLAIMS = 2;
 /** Full record batches of outcomes not yet recorded beyond which claiming holds back (backpressure). */
 const UNRECORDED_BATCHES = 2;
+/** At most one log line a minute says that rate limits held deliveries back (they are counted every time). */
+const THROTTLE_LOG_EVERY_MS = 60_000;
 /**
  * Below this, a database pause of half a lease (a failover, a long lock) drops the rows waiting
  * and may let another dispatcher send a row being attempted again (docs/delivery.md#leases).
@@ -127,6 +129,13 @@ export function createDispatcher({
   let stopping: Promise<void> | null = null;
   let unwatch: (() => void) | null = null;
   const wakeTimers = new Set<TimerHandle>();
+  // Rate-limited endpoints (their `rate_limit`, as the last claim that took their rows read it).
+  // The claim paces them (domain/delivery/throttle.ts); here they are only kept from piling up
+  // rows that would wait for a sending slot and then leave together, faster than their pace.
+  const paced = new Set<string>();
+  // One wake-up for the throttles at a time: the earliest a claim asked for.
+  let throttleWake: { at: number; timer: TimerHandle } | null = null;
+  let throttleLog = { at: -Infinity, heldBack: 0 };
 
   const keeper = createLeaseKeeper<HeldRow>({
     queue, clock, leaseMs: config.leaseMs, log,
@@ -155,6 +164,40 @@ export function createDispatcher({
     if (!running || wait > config.pollIntervalMs) return;
     const t = clock.setTimeout(() => (wakeTimers.delete(t), tick()), wait + 1);
     wakeTimers.add(t);
+  }
+
+  /**
+   * A claim found rate-limited endpoints that may be claimed again in `waitMs` (on the database's
+   * clock, handed over as a delay so the two clocks are never compared): claim then. Every claim
+   * asks anew, so one timer, the earliest, serves them all.
+   */
+  function wakeForThrottle(waitMs: number): void {
+    const at = clock.now().getTime() + waitMs;
+    if (!running || waitMs > config.pollIntervalMs || (throttleWake && throttleWake.at <= at)) return;
+    throttleWake?.timer.cancel();
+    const timer = clock.setTimeout(() => {
+      if (throttleWake?.timer === timer) throttleWake = null;
+      void tick();
+    }, waitMs + 1);
+    throttleWake = { at, timer };
+  }
+
+  function heldBackByThrottles(endpoints: number): void {
+    if (!endpoints) return;
+    observe.throttled(endpoints);
+    throttleLog.heldBack += endpoints;
+    const now = clock.now().getTime();
+    if (now - throttleLog.at < THROTTLE_LOG_EVERY_MS) return;
+    log.info({ held_back: throttleLog.heldBack }, "deliveries wait for their endpoints' rate_limit (counted in ars_deliveries_throttled_total)");
+    throttleLog = { at: now, heldBack: 0 };
+  }
+
+  /** Rate-limited endpoints with rows waiting here for a slot: not claimed again until those are sent. */
+  function pacedWaiting(): string[] {
+    if (!paced.size) return [];
+    const waiting = new Set<string>();
+    for (const r of slots.held()) if (paced.has(r.endpointId) && slots.stateOf(r.id) === "waiting") waiting.add(r.endpointId);
+    return [...waiting];
   }
 
   /**
@@ -260,13 +303,19 @@ export function createDispatcher({
         leaseToken, limit, leaseMs: config.leaseMs, now: new Date(sentAt), scope: claimScope, perEndpoint: perClaim,
         // the claim counts held rows against `perClaim`: an endpoint with room r counts as holding perClaim - r
         busyEndpoints: new Map([...room].map(([ep, n]) => [ep, perClaim - n])),
-        skipEndpoints: [...restingNow(), ...[...room].filter(([, n]) => n === 0).map(([ep]) => ep)],
+        skipEndpoints: [...restingNow(), ...pacedWaiting(), ...[...room].filter(([, n]) => n === 0).map(([ep]) => ep)],
         inFlight: slots.held().map((r) => r.id),
       });
     } finally {
       release();
     }
-    const { rows, endpoints, events } = claim;
+    const { rows, endpoints, events, throttle } = claim;
+    heldBackByThrottles(throttle.heldBack);
+    if (throttle.waitMs !== null) wakeForThrottle(throttle.waitMs);
+    for (const ep of endpoints.values()) {
+      if (ep.rate_limit !== null) paced.add(ep.id);
+      else paced.delete(ep.id);
+    }
     if (!rows.length) return 0;
     const held = rows.map((d): HeldRow => ({
       id: d.id, endpointId: d.endpoint_id, createdAt: d.created_at, leaseToken, leaseUntil: keeper.until(sentAt),
@@ -348,6 +397,7 @@ export function createDispatcher({
       if (config.leaseMs < MIN_SAFE_LEASE_MS) log.warn({ lease_ms: config.leaseMs, min_safe_lease_ms: MIN_SAFE_LEASE_MS }, "delivery lease is short: a database pause of half of it drops held rows");
       unsubscribe = signal.onWake(() => void tick());
       unwatch = endpointChanges.subscribe((endpointId) => {
+        paced.delete(endpointId);
         deliverer.forget(endpointId);
         keyring.forget(endpointId);
         receiverAuth.forget(endpointId);
@@ -361,6 +411,7 @@ export function createDispatcher({
         running = false;
         poll?.cancel();
         for (const t of wakeTimers) t.cancel();
+        throttleWake?.timer.cancel();
         unsubscribe?.();
         unwatch?.();
         await Promise.allSettled([...claims]);

@@ -21,6 +21,10 @@ export interface DeliveryObserver {
   endpointDisabled(reason: DisableReason): void;
   /** Claimed rows given back unsent: their lease was taken or ran short while they waited. */
   rowsDropped(count: number): void;
+  /** A claim left the due deliveries of `endpoints` rate-limited endpoints waiting for their limit. */
+  throttled(endpoints: number): void;
+  /** A delivery of an ordered endpoint is retrying: the endpoint's later deliveries wait for it. */
+  orderedHeld(): void;
 }
 
 const nothing = () => undefined;
@@ -32,5 +36,7 @@ export const noObserver: DeliveryObserver = {
   recordBatch: nothing,
   endpointDisabled: nothing,
   rowsDropped: nothing,
+  throttled: nothing,
+  orderedHeld: nothing,
 };
 

@@ -9,6 +9,7 @@ import type {
   AuditResultFilter,
   Authentication,
   CodingEvaluationStatus,
+  DeliveryOrder,
   DeliveryErrorCode,
   DisabledReason,
   EventType,
@@ -37,6 +38,7 @@ export const SEVERITIES = all<Value<Severity>>()(["low", "medium", "high", "crit
 export const CODING_EVALUATION_STATUSES = all<CodingEvaluationStatus>()(["pending", "processing", "completed", "failed"]);
 export const EVENT_TYPES = all<EventType>()(["audit.completed"]);
 export const ENDPOINT_STATUSES = all<WebhookEndpointStatus>()(["enabled", "disabled"]);
+export const DELIVERY_ORDERS = all<DeliveryOrder>()(["unordered", "ordered"]);
 export const DISABLED_REASONS = all<Value<DisabledReason>>()(["manual", "gone", "failing"]);
 export const AUDIT_RESULTS = all<AuditResult>()(["passed", "failed"]);
 export const AUDIT_RESULT_FILTERS = all<AuditResultFilter>()(["all", "passed", "failed"]);
@@ -76,6 +78,7 @@ export const ENUMERATED_COLUMNS = {
   "webhook_endpoints.payload_result_format": { values: RESULT_FORMATS },
   "webhook_endpoints.payload_responses_filter": { values: RESPONSES_FILTERS },
   "webhook_endpoints.auth_type": { values: AUTH_TYPES },
+  "webhook_endpoints.delivery_order": { values: DELIVERY_ORDERS },
   "events.type": { values: EVENT_TYPES },
   "events.result": { values: AUDIT_RESULTS },
   "webhook_deliveries.event_type": { values: EVENT_TYPES },

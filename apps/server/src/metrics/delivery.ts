@@ -43,6 +43,16 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     help: "Claimed deliveries given back unsent because their lease was taken or ran short while they waited (another worker sends them once).",
     registers,
   });
+  const throttled = new Counter({
+    name: "ars_deliveries_throttled_total",
+    help: "Claims that left a rate-limited endpoint's due deliveries waiting for its rate_limit (one per endpoint per claim): they wait, never fail.",
+    registers,
+  });
+  const orderedHeld = new Counter({
+    name: "ars_delivery_ordered_holds_total",
+    help: "Retries scheduled on ordered endpoints: each holds the endpoint's later deliveries until it succeeds or fails for good (head-of-line blocking).",
+    registers,
+  });
   // The series an alert or a rate() looks at exist from the start at 0, so the first increment
   // is seen as one (a series born at 1 hides it from increase()).
   outcomes.labels("succeeded", NO_ERROR).inc(0);
@@ -55,5 +65,7 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     recordBatch: (size) => batches.observe(size),
     endpointDisabled: (reason) => disabled.labels(reason).inc(),
     rowsDropped: (count) => dropped.inc(count),
+    throttled: (endpoints) => throttled.inc(endpoints),
+    orderedHeld: () => orderedHeld.inc(),
   };
 }

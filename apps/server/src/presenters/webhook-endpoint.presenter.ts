@@ -2,6 +2,7 @@ import type { Authentication, CreatedWebhookEndpoint, WebhookEndpoint } from "@a
 import { parseReceiverAuthConfig, type ReceiverAuthConfig } from "../lib/receiver-auth-config.js";
 import {
   AUDIT_RESULT_FILTERS,
+  DELIVERY_ORDERS,
   DISABLED_REASONS,
   ENDPOINT_STATUSES,
   EVENT_TYPES,
@@ -63,6 +64,8 @@ export function presentWebhookEndpoint(e: EndpointRow): WebhookEndpoint {
       legacy_signature: e.legacy_signature,
       previous_secret_expires_at: isoOrNull(e.previous_secret_expires_at),
     },
+    rate_limit: e.rate_limit,
+    delivery_order: stored(DELIVERY_ORDERS, e.delivery_order),
     failing_since: isoOrNull(e.failing_since),
     created_at: iso(e.created_at),
     updated_at: iso(e.updated_at),

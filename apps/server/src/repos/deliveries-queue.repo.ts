@@ -21,6 +21,7 @@
 import type { Database } from "../db/client.js";
 import { batchHealth, type DisableReason, type StreakChange } from "../domain/delivery/endpoint-health.js";
 import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery/outcome.js";
+import { THROTTLE_STEPS_PER_SECOND } from "../domain/delivery/throttle.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
 import { failQueuedDeliveries, LIVE_SQL, QUEUED_ENDPOINTS, type StatementRunner } from "./delivery-sql.js";
@@ -76,6 +77,8 @@ export type QueueEndpoint = Pick<
   | "previous_secret_enc"
   | "previous_secret_expires_at"
   | "legacy_signature"
+  | "rate_limit"
+  | "delivery_order"
 >;
 
 export type QueueEvent = Omit<StoredEvent, "org_id" | "created_at">;
@@ -136,15 +139,24 @@ export interface RecordResult {
 const ENDPOINT_COLUMNS = [
   "id", "url", "status", "deleted_at", "disabled_reason", "payload_fields", "payload_result_format", "payload_responses_filter",
   "payload_include_informational", "auth_type", "auth_config", "auth_secret_enc", "secret_enc", "previous_secret_enc",
-  "previous_secret_expires_at", "legacy_signature",
+  "previous_secret_expires_at", "legacy_signature", "rate_limit", "delivery_order",
 ] as const satisfies readonly (keyof QueueEndpoint)[];
 const EVENT_COLUMNS = ["id", "type", "audit_id", "question_set_id", "document_id", "result", "raw_result", "responses", "occurred_at", "is_test"] as const satisfies readonly (keyof QueueEvent)[];
+
+/** What the claim's throttles (domain/delivery/throttle.ts) held back. */
+export interface ClaimThrottle {
+  /** rate-limited endpoints whose due rows this claim left waiting for their limit */
+  heldBack: number;
+  /** milliseconds (on the database's clock) until the first rate-limited endpoint seen may be claimed again; null when none waits */
+  waitMs: number | null;
+}
 
 /** A claim's rows with what sending them needs: their endpoints and events, read in the same statement. */
 export interface Claim {
   rows: LeasedDelivery[];
   endpoints: Map<string, QueueEndpoint>;
   events: Map<string, QueueEvent>;
+  throttle: ClaimThrottle;
 }
 
 // The claim visits only endpoints it may take rows of, each through the per-endpoint due index
@@ -158,16 +170,26 @@ export interface Claim {
 // 2. `open`: those not skipped, with room for more (`$4` minus what this dispatcher holds), and
 //    not a webhook listener whose stream another process holds (or nobody does: a listener with
 //    no stream gets no attempt).
-// 3. `heads`: of those, the `$5` whose earliest claimable row is oldest, so the rows locked below
-//    stay bounded by the batch however many endpoints have work.
-// 4. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
+// 3. `limited`, `paced`: an ordered endpoint's room is one row (docs/delivery.md#ordered-endpoints),
+//    and a rate-limited endpoint's room is cut to what its throttle allows now
+//    (domain/delivery/throttle.ts). Its row is locked for the statement (FOR NO KEY UPDATE, which
+//    the foreign-key checks of deliveries being inserted do not wait for) and read in its latest
+//    version, so claims of any number of workers take turns on one state; one that another claim
+//    holds right now is passed over (SKIP LOCKED: that claim is taking its turn). Time is the
+//    database's (clock_timestamp()): one clock for every worker.
+// 4. `heads`: of those, the `$5` whose earliest claimable row is oldest, so the rows locked below
+//    stay bounded by the batch however many endpoints have work. An ordered endpoint's only
+//    claimable row is its head in event order, and only while it is due and not leased.
+// 5. `candidates`: each such endpoint's earliest claimable rows, up to its room, locked without
 //    waiting (SKIP LOCKED: another dispatcher's rows are passed over, never waited for).
-// 5. `chosen`: the batch, oldest first across endpoints. Locked rows not chosen are unlocked when
+// 6. `chosen`: the batch, oldest first across endpoints. Locked rows not chosen are unlocked when
 //    the statement ends. The update names them by arrays of their ids and created_at days (ids
 //    are unique): the table is partitioned by day on created_at, and arrays computed first let
 //    the executor skip every partition no chosen row is in, then probe the key index in the
 //    others (a join would let the planner scan every partition of a backlog it has no
 //    statistics of yet).
+// 7. `paced_on`: each rate-limited endpoint's throttle moves on one step (1/rate_limit seconds) per
+//    row taken, and `throttle` tells the dispatcher when the next may be taken (a wake-up).
 const DUE = (alias: string) => `
          ${alias}.status IN ${LIVE_SQL} AND ${alias}.next_attempt_at <= $8::timestamptz
      AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8::timestamptz)
@@ -177,6 +199,11 @@ const QUEUED_HERE: Record<ClaimScope["kind"], string> = {
   all: QUEUED_ENDPOINTS,
   listeners: "queued(endpoint_id) AS (SELECT l.id FROM webhook_endpoints l WHERE l.listener_stream_id = ANY($10::uuid[]))",
 };
+
+/** throttleBurst (domain/delivery/throttle.ts) of a rate in SQL. */
+const BURST = (rate: string) => `ceil(${rate} / ${THROTTLE_STEPS_PER_SECOND}.0)::int`;
+/** One step of a rate's pace, as an interval (microseconds: never rounded to a faster pace). */
+const STEP = (rate: string) => `(interval '1 second' / ${rate})`;
 
 const claimSql = (scope: ClaimScope["kind"]) => `
 WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
@@ -188,13 +215,42 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
      AND NOT EXISTS (SELECT 1 FROM webhook_endpoints l
                       WHERE l.id = q.endpoint_id AND l.listener_connected_until IS NOT NULL
                         AND (l.listener_stream_id IS NULL OR NOT (l.listener_stream_id = ANY($10::uuid[]))))
-), heads AS (
-  SELECT o.endpoint_id, o.room
+), limited AS MATERIALIZED (
+  -- allowance() of domain/delivery/throttle.ts
+  SELECT b.id, b.rate_limit, b.base,
+         LEAST(${BURST("b.rate_limit")}, GREATEST(0, ${BURST("b.rate_limit")} + floor(EXTRACT(EPOCH FROM b.now - b.base) * b.rate_limit)::int)) AS allowed
+    FROM (SELECT t.id, t.rate_limit, t.now, GREATEST(COALESCE(t.throttle_next_at, t.now), t.now - ${STEP("t.rate_limit")}) AS base
+            FROM (SELECT e.id, e.rate_limit, e.throttle_next_at, clock_timestamp() AS now
+                    FROM webhook_endpoints e
+                   WHERE e.id IN (SELECT endpoint_id FROM open) AND e.rate_limit IS NOT NULL
+                     FOR NO KEY UPDATE OF e SKIP LOCKED) t) b
+), paced AS (
+  SELECT o.endpoint_id, x.delivery_order = 'ordered' AS ordered,
+         CASE WHEN x.delivery_order = 'ordered' THEN LEAST(p.room, 1) ELSE p.room END AS room
     FROM open o
+    JOIN webhook_endpoints x ON x.id = o.endpoint_id
+    LEFT JOIN limited l ON l.id = o.endpoint_id
    CROSS JOIN LATERAL (
-     SELECT d.next_attempt_at FROM webhook_deliveries d
-      WHERE d.endpoint_id = o.endpoint_id AND ${DUE("d")}
-      ORDER BY d.next_attempt_at LIMIT 1) h
+     SELECT CASE WHEN l.id IS NOT NULL THEN LEAST(o.room, l.allowed)
+                 -- rate-limited, and another claim holds its throttle: its turn
+                 WHEN x.rate_limit IS NOT NULL THEN 0
+                 ELSE o.room END AS room) p
+), heads AS (
+  -- An unordered endpoint's earliest due row; an ordered endpoint's head in event order, only
+  -- when it is due and not leased (a head in flight or retrying holds the rest).
+  SELECT o.endpoint_id, o.room, h.head_id, h.head_created_at
+    FROM paced o
+   CROSS JOIN LATERAL (
+     (SELECT d.next_attempt_at, NULL::uuid AS head_id, NULL::timestamptz AS head_created_at FROM webhook_deliveries d
+       WHERE NOT o.ordered AND d.endpoint_id = o.endpoint_id AND ${DUE("d")}
+       ORDER BY d.next_attempt_at LIMIT 1)
+     UNION ALL
+     SELECT f.next_attempt_at, f.id, f.created_at
+       FROM (SELECT f.id, f.created_at, f.next_attempt_at, f.status, f.locked_until FROM webhook_deliveries f
+              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL}
+              ORDER BY f.event_occurred_at, f.event_id LIMIT 1) f
+      WHERE ${DUE("f")}) h
+   WHERE o.room > 0
    ORDER BY h.next_attempt_at
    LIMIT $5
 ), candidates AS (
@@ -202,9 +258,16 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
     FROM heads h
    CROSS JOIN LATERAL (
      SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
-      WHERE d.endpoint_id = h.endpoint_id AND ${DUE("d")}
+      WHERE h.head_id IS NULL AND d.endpoint_id = h.endpoint_id AND ${DUE("d")}
       ORDER BY d.next_attempt_at LIMIT h.room
         FOR UPDATE SKIP LOCKED) c
+  UNION ALL
+  -- an ordered endpoint's head, by its key
+  SELECT * FROM (
+    SELECT d.id, d.created_at, d.next_attempt_at FROM heads h
+      JOIN webhook_deliveries d ON d.id = h.head_id AND d.created_at = h.head_created_at
+     WHERE h.head_id IS NOT NULL AND ${DUE("d")}
+       FOR UPDATE OF d SKIP LOCKED) ordered_head
 ), chosen AS (
   SELECT id, created_at FROM candidates ORDER BY next_attempt_at, id LIMIT $5
 ), claimed AS (
@@ -212,6 +275,24 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
      SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM chosen))
   RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.is_test, d.created_at
+), paced_on AS (
+  UPDATE webhook_endpoints e
+     SET throttle_next_at = l.base + t.n * ${STEP("l.rate_limit")}
+    FROM limited l JOIN (SELECT endpoint_id, count(*)::int AS n FROM claimed GROUP BY endpoint_id) t ON t.endpoint_id = l.id
+   WHERE e.id = l.id
+  RETURNING e.id, e.throttle_next_at
+), throttle AS (
+  -- Held back: rate-limited endpoints with more due rows than their throttle let this claim take
+  -- (at most allowed + 1 of them read). The wait: until the earliest of them may be claimed again.
+  SELECT (count(*) FILTER (
+            WHERE l.allowed < o.room
+              AND (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
+                                          WHERE d.endpoint_id = l.id AND ${DUE("d")} LIMIT l.allowed + 1) due) > l.allowed))::int AS held_back,
+         ceil(EXTRACT(EPOCH FROM min(w.at) FILTER (WHERE w.at > clock_timestamp()) - clock_timestamp()) * 1000)::int AS wait_ms
+    FROM limited l
+    JOIN open o ON o.endpoint_id = l.id
+    LEFT JOIN paced_on u ON u.id = l.id
+   CROSS JOIN LATERAL (SELECT COALESCE(u.throttle_next_at, l.base) - (${BURST("l.rate_limit")} - 1) * ${STEP("l.rate_limit")} AS at) w
 ), numbered AS (
   SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id) AS ep_n, row_number() OVER (PARTITION BY c.event_id) AS ev_n
     FROM claimed c
@@ -225,10 +306,13 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
 )
 -- The batch's endpoints and events come back in the same round trip, each once: on the first
 -- row that names it.
+-- The throttle's one row comes first, so a claim that takes nothing still answers it.
 SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_response_status, n.next_trigger, n.is_test, n.created_at,
        ${ENDPOINT_COLUMNS.map((c) => `e.${c} AS ep_${c}`).join(", ")},
-       ${EVENT_COLUMNS.map((c) => `v.${c} AS ev_${c}`).join(", ")}
-  FROM numbered n
+       ${EVENT_COLUMNS.map((c) => `v.${c} AS ev_${c}`).join(", ")},
+       t.held_back AS throttle_held_back, t.wait_ms AS throttle_wait_ms
+  FROM throttle t
+  LEFT JOIN numbered n ON true
   LEFT JOIN webhook_endpoints e ON n.ep_n = 1 AND e.id = n.endpoint_id
   LEFT JOIN batch_events v ON n.ev_n = 1 AND v.id = n.event_id`;
 
@@ -273,11 +357,21 @@ SELECT o.id, r.id IS NOT NULL AS renewed FROM owned o LEFT JOIN renewed r ON r.i
 
 const ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS.join(", ")} FROM webhook_endpoints WHERE id = ANY($1::uuid[])`;
 
-/** A row of CLAIM: the delivery, then its endpoint's and event's columns (NULL but on the first row naming them). */
-type ClaimRow = LeasedDelivery & { [K in keyof QueueEndpoint as `ep_${K}`]: QueueEndpoint[K] } & { [K in keyof QueueEvent as `ev_${K}`]: QueueEvent[K] };
+/**
+ * A row of CLAIM: the delivery, then its endpoint's and event's columns (NULL but on the first row
+ * naming them), and the throttle's answer (the same on every row). A claim that took no row
+ * answers one row with only the throttle's columns.
+ */
+type ClaimRow = LeasedDelivery & { [K in keyof QueueEndpoint as `ep_${K}`]: QueueEndpoint[K] } & { [K in keyof QueueEvent as `ev_${K}`]: QueueEvent[K] } & {
+  throttle_held_back: number;
+  throttle_wait_ms: number | null;
+};
 
 /** Splits a claim row into the delivery and, where the row carries them, its endpoint and event. */
 function splitClaimRow(r: ClaimRow, into: Claim): void {
+  into.throttle = { heldBack: r.throttle_held_back, waitMs: r.throttle_wait_ms };
+  // the throttle's row of a claim that took nothing
+  if (!r.id) return;
   into.rows.push({
     id: r.id, org_id: r.org_id, endpoint_id: r.endpoint_id, event_id: r.event_id,
     attempt_count: r.attempt_count, last_response_status: r.last_response_status, next_trigger: r.next_trigger, is_test: r.is_test, created_at: r.created_at,
@@ -288,7 +382,8 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
       payload_fields: r.ep_payload_fields, payload_result_format: r.ep_payload_result_format, payload_responses_filter: r.ep_payload_responses_filter,
       payload_include_informational: r.ep_payload_include_informational, auth_type: r.ep_auth_type, auth_config: r.ep_auth_config,
       auth_secret_enc: r.ep_auth_secret_enc, secret_enc: r.ep_secret_enc, previous_secret_enc: r.ep_previous_secret_enc,
-      previous_secret_expires_at: r.ep_previous_secret_expires_at, legacy_signature: r.ep_legacy_signature,
+      previous_secret_expires_at: r.ep_previous_secret_expires_at, legacy_signature: r.ep_legacy_signature, rate_limit: r.ep_rate_limit,
+      delivery_order: r.ep_delivery_order,
     });
   }
   if (r.ev_id) {
@@ -440,7 +535,7 @@ export function deliveriesQueueRepo(db: Database) {
 
   return {
     async claim(r: ClaimRequest): Promise<Claim> {
-      const claim: Claim = { rows: [], endpoints: new Map(), events: new Map() };
+      const claim: Claim = { rows: [], endpoints: new Map(), events: new Map(), throttle: { heldBack: 0, waitMs: null } };
       if (r.limit <= 0) return claim;
       // prepared once per connection: planning it over the day partitions costs more than running it
       const { sql, params, name } = claimStatement(r);

@@ -57,8 +57,8 @@ WITH ev AS (
    WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = $1)
   RETURNING id
 ), fan AS (
-  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, $14, $15, $16, $11, $11, $17
+  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger, event_occurred_at)
+  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, $14, $15, $16, $11, $11, $17, $10
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE CASE WHEN $13::uuid IS NULL
     THEN ${fanOutFilter("$3", "$5::uuid", "$7", "$11")}
@@ -94,10 +94,10 @@ WITH input AS (
   INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at)
   SELECT id, $2, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, $3 FROM input
    WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = input.id)
-  RETURNING id, type, audit_id, question_set_id, result
+  RETURNING id, type, audit_id, question_set_id, result, occurred_at
 ), fan AS (
-  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger)
-  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, $4, $5, $6, $3, $3, $7
+  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger, event_occurred_at)
+  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, $4, $5, $6, $3, $3, $7, ev.occurred_at
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result", "$3")}
   ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING

@@ -190,6 +190,8 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       secret_enc: toBytes(secretBox.seal(secret)),
       secret_hint: secretHint(secret),
       legacy_signature: body.signing?.legacy_signature ?? false,
+      rate_limit: body.rate_limit ?? null,
+      delivery_order: body.delivery_order ?? "unordered",
       created_at: at,
       updated_at: at,
     };
@@ -264,6 +266,10 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
         data.auth_secret_enc = receiver.secrets ? toBytes(secretBox.seal(JSON.stringify(receiver.secrets))) : null;
       }
       if (body.signing?.legacy_signature !== undefined) data.legacy_signature = body.signing.legacy_signature;
+      // a new limit applies from the next claim; the throttle's state is the dispatchers' to keep
+      if (body.rate_limit !== undefined) data.rate_limit = body.rate_limit;
+      // applies from the next claim: the queue is then taken head first, in event order
+      if (body.delivery_order !== undefined) data.delivery_order = body.delivery_order;
       return changed(id, found(await endpoints.update(auth.orgId, id, data, body.status, now())));
     },
 

@@ -46,6 +46,8 @@ describe("POST /v2/webhook_endpoints", () => {
       },
       authentication: { type: "none" },
       signing: { secret_hint: expect.any(String), legacy_signature: false, previous_secret_expires_at: null },
+      rate_limit: null,
+      delivery_order: "unordered",
       failing_since: null,
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),
@@ -103,6 +105,31 @@ describe("POST /v2/webhook_endpoints", () => {
     const { api } = await server.newOrg();
     const created = await createEndpoint(api, overrides as Partial<CreateWebhookEndpointRequest>);
     expect(created).toMatchObject(expected);
+  });
+
+  it("when a rate_limit is given, then it is stored and shown; outside 1..1000 or not an integer, then 400 naming it", async () => {
+    const { api } = await server.newOrg();
+    const { data, response } = await api.POST("/v2/webhook_endpoints", { body: createBody({ url: url(), rate_limit: 1000 }) });
+    expect(response.status).toBe(201);
+    expect(data!.rate_limit).toBe(1000);
+    const read = await api.GET("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: data!.id } } });
+    expect(read.data!.rate_limit).toBe(1000);
+    for (const rate_limit of [0, 1001, 2.5]) {
+      problemOf(await api.POST("/v2/webhook_endpoints", { body: createBody({ url: url(), rate_limit }) }), {
+        status: 400,
+        code: "VALIDATION_ERROR",
+        name: "rate_limit",
+      });
+    }
+  });
+
+  it("when delivery_order ordered is given, then it is stored and shown; an unknown order is 400 naming it", async () => {
+    const { api } = await server.newOrg();
+    const { data, response } = await api.POST("/v2/webhook_endpoints", { body: createBody({ url: url(), delivery_order: "ordered" }) });
+    expect(response.status).toBe(201);
+    expect(data!.delivery_order).toBe("ordered");
+    const refused = await api.POST("/v2/webhook_endpoints", { body: createBody({ url: url(), delivery_order: "fifo" as "ordered" }) });
+    problemOf(refused, { status: 400, code: "VALIDATION_ERROR", name: "delivery_order" });
   });
 
   it("when a url of exactly 2048 characters is given, then it is accepted", async () => {

@@ -56,6 +56,30 @@ describe("PATCH /v2/webhook_endpoints/{endpoint_id}", () => {
     expect(read.data).toEqual(res.data);
   });
 
+  it("when rate_limit is set, then it is shown; null removes it; out of range is 400 and changes nothing", async () => {
+    const { api } = await server.newOrg();
+    const ep = await createEndpoint(api);
+    const patch = (rate_limit: number | null) => api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } }, body: { rate_limit } });
+    const set = await patch(5);
+    expect(set.response.status).toBe(200);
+    expect(set.data).toMatchObject({ id: ep.id, rate_limit: 5, url: ep.url });
+    problemOf(await patch(0), { status: 400, code: "VALIDATION_ERROR", name: "rate_limit" });
+    const read = await api.GET("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } } });
+    expect(read.data!.rate_limit).toBe(5);
+    const cleared = await patch(null);
+    expect(cleared.data!.rate_limit).toBeNull();
+  });
+
+  it("when delivery_order is changed, then it is shown, and changed back", async () => {
+    const { api } = await server.newOrg();
+    const ep = await createEndpoint(api);
+    expect(ep.delivery_order).toBe("unordered");
+    const patch = (delivery_order: "ordered" | "unordered") =>
+      api.PATCH("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: ep.id } }, body: { delivery_order } });
+    expect((await patch("ordered")).data).toMatchObject({ id: ep.id, delivery_order: "ordered" });
+    expect((await patch("unordered")).data!.delivery_order).toBe("unordered");
+  });
+
   it("when the new URL breaks a safety rule, then 400 INVALID_WEBHOOK_URL and nothing changes", async () => {
     const { api } = await server.newOrg();
     const ep = await createEndpoint(api, { description: "kept" });

@@ -43,6 +43,8 @@ function endpoint(over: Partial<QueueEndpoint> = {}): QueueEndpoint {
     previous_secret_enc: null,
     previous_secret_expires_at: null,
     legacy_signature: false,
+    rate_limit: null,
+    delivery_order: "unordered",
     ...over,
   };
 }

@@ -630,6 +630,10 @@ export interface paths {
          *     endpoint's queued deliveries with `endpoint_disabled`. `status: enabled` clears
          *     `disabled_reason`, `disabled_at` and `failing_since`.
          *
+         *     `rate_limit` sets the most deliveries per second the endpoint is sent (1–1000); `null`
+         *     removes the limit. It applies from the next claim: deliveries already queued wait for
+         *     it too.
+         *
          *     Required scope: `webhooks:write`.
          */
         patch: operations["updateWebhookEndpoint"];
@@ -1322,6 +1326,8 @@ export interface components {
          *         "legacy_signature": false,
          *         "previous_secret_expires_at": null
          *       },
+         *       "rate_limit": null,
+         *       "delivery_order": "unordered",
          *       "failing_since": null,
          *       "created_at": "2026-11-21T09:30:00.000Z",
          *       "updated_at": "2026-11-21T09:30:00.000Z",
@@ -1365,6 +1371,7 @@ export interface components {
          */
         CreateWebhookEndpointRequest: {
             authentication?: components["schemas"]["AuthenticationInput"];
+            delivery_order?: components["schemas"]["DeliveryOrder"];
             /** @example Compliance team receiver */
             description?: string | null;
             /**
@@ -1378,6 +1385,7 @@ export interface components {
             event_types?: components["schemas"]["EventType"][];
             filters?: components["schemas"]["WebhookEndpointFiltersInput"];
             payload?: components["schemas"]["WebhookEndpointPayloadInput"];
+            rate_limit?: components["schemas"]["EndpointRateLimit"];
             signing?: components["schemas"]["WebhookEndpointSigningInput"];
             /**
              * @description An absolute `https://` URL whose host is a public DNS name.
@@ -1429,6 +1437,21 @@ export interface components {
          * @enum {string}
          */
         DeliveryErrorCode: "connection_error" | "timeout" | "tls_error" | "dns_error" | "destination_blocked" | "unexpected_status" | "auth_error" | "endpoint_disabled" | "endpoint_deleted";
+        /**
+         * @description `unordered` (the default): deliveries are sent as soon as they are due, several at once,
+         *     and a retrying delivery does not hold the others back. `ordered`: at most one delivery of
+         *     the endpoint is in flight, deliveries are attempted in event order (`occurred_at`, then
+         *     the event id), and a delivery that is retrying holds every later one until it succeeds
+         *     or fails for good (head-of-line blocking: a receiver that keeps failing stops the
+         *     endpoint's queue for as long as the retry schedule lasts). A manual retry or a recovery
+         *     queues older events again; they go first among what is queued, after newer events that
+         *     were already delivered. Deliveries failed by a disable are not sent after a re-enable
+         *     unless recovered. Test events are ordered with the rest by their `occurred_at`.
+         * @default unordered
+         * @example ordered
+         * @enum {string}
+         */
+        DeliveryOrder: "unordered" | "ordered";
         /**
          * @description Why the endpoint is disabled: `manual` (an operator disabled it), `gone` (the receiver
          *     answered `410 Gone`), `failing` (every delivery failed for 5 days). Null when enabled.
@@ -1577,6 +1600,16 @@ export interface components {
          * @enum {string|null}
          */
         EmLevel: "straightforward" | "low" | "moderate" | "high" | null;
+        /**
+         * @description Most deliveries per second this endpoint is sent, from every worker together; null (the
+         *     default) sends as fast as the receiver answers. Deliveries past the limit wait in the
+         *     queue: they never fail because of it, and waiting is neither an attempt nor a step of the
+         *     retry schedule. Deliveries are let through at an even pace, at most a tenth of a second's
+         *     worth at once, so within any one second at most `rate_limit` plus a tenth of it (rounded
+         *     up) arrive.
+         * @example 50
+         */
+        EndpointRateLimit: number | null;
         /**
          * @description A stable, machine-readable error code.
          * @example VALIDATION_ERROR
@@ -3006,6 +3039,8 @@ export interface components {
          *         "legacy_signature": false,
          *         "previous_secret_expires_at": null
          *       },
+         *       "rate_limit": null,
+         *       "delivery_order": "unordered",
          *       "failing_since": null,
          *       "created_at": "2026-11-21T09:30:00.000Z",
          *       "updated_at": "2026-11-21T09:30:00.000Z"
@@ -3014,6 +3049,7 @@ export interface components {
         WebhookEndpoint: {
             authentication: components["schemas"]["Authentication"];
             created_at: components["schemas"]["Timestamp"];
+            delivery_order: components["schemas"]["DeliveryOrder"];
             /** @example Compliance team receiver */
             description: string | null;
             /**
@@ -3049,6 +3085,7 @@ export interface components {
             /** @example 0193a5b2-0000-7000-8000-00000000a001 */
             org_id: string;
             payload: components["schemas"]["WebhookEndpointPayload"];
+            rate_limit: components["schemas"]["EndpointRateLimit"];
             signing: components["schemas"]["WebhookEndpointSigning"];
             status: components["schemas"]["WebhookEndpointStatus"];
             updated_at: components["schemas"]["Timestamp"];
@@ -3132,6 +3169,8 @@ export interface components {
          *             "legacy_signature": false,
          *             "previous_secret_expires_at": null
          *           },
+         *           "rate_limit": null,
+         *           "delivery_order": "unordered",
          *           "failing_since": null,
          *           "created_at": "2026-11-21T09:30:00.000Z",
          *           "updated_at": "2026-11-21T09:30:00.000Z"
@@ -3278,6 +3317,7 @@ export interface components {
          */
         WebhookEndpointUpdate: {
             authentication?: components["schemas"]["AuthenticationInput"];
+            delivery_order?: components["schemas"]["DeliveryOrder"];
             /** @example Compliance team receiver */
             description?: string | null;
             /**
@@ -3288,6 +3328,7 @@ export interface components {
             event_types?: components["schemas"]["EventType"][];
             filters?: components["schemas"]["WebhookEndpointFiltersInput"];
             payload?: components["schemas"]["WebhookEndpointPayloadInput"];
+            rate_limit?: components["schemas"]["EndpointRateLimit"];
             signing?: components["schemas"]["WebhookEndpointSigningInput"];
             status?: components["schemas"]["WebhookEndpointStatus"];
             /**
@@ -3814,10 +3855,12 @@ export type CreateWebhookEndpointRequest = components['schemas']['CreateWebhookE
 export type CreateWebhookListenerRequest = components['schemas']['CreateWebhookListenerRequest'];
 export type DeliveryError = components['schemas']['DeliveryError'];
 export type DeliveryErrorCode = components['schemas']['DeliveryErrorCode'];
+export type DeliveryOrder = components['schemas']['DeliveryOrder'];
 export type DisabledReason = components['schemas']['DisabledReason'];
 export type EmEvaluation = components['schemas']['EmEvaluation'];
 export type EmFinding = components['schemas']['EmFinding'];
 export type EmLevel = components['schemas']['EmLevel'];
+export type EndpointRateLimit = components['schemas']['EndpointRateLimit'];
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type Event = components['schemas']['Event'];
 export type EventData = components['schemas']['EventData'];
