@@ -106,10 +106,10 @@ export function renderResults(r) {
       `A PostgreSQL primary and a streaming replica of their own (not the server above), three \`serve\` processes (lists on the replica) behind a round-robin proxy, two \`worker\` processes, an HTTPS receiver; ${c.readers} list readers over ${c.tokens} tokens (rate limit ${c.rateLimitPerMinute}/min per token), ${c.eventsPerSecond} events/s, ${f1(c.seconds)} s of traffic${c.date ? ` (${c.date}, \`${c.command}\`, load average ${c.loadavg})` : ""}.`,
       "",
     );
-    out.push("| requests/s | 429s | most 2xx of one token in a minute | deliveries/s | deliveries / expected | duplicates | replica lag max | peak RSS MB |");
+    out.push("| requests/s | 429s | most 2xx of one token in a window | deliveries/s | deliveries / expected | duplicates | replica lag max | peak RSS MB |");
     out.push("|---:|---:|---:|---:|---:|---:|---:|---|");
     out.push(
-      `| ${f0(c.requestsPerSecond)} | ${f0(c.tooMany)} | ${f0(c.maxOkPerTokenMinute)} (limit ${f0(c.rateLimitPerMinute)}) | ${f0(c.deliveriesPerSecond)} | ${f0(c.deliveries)} / ${f0(c.expectedDeliveries)} | ${f0(c.duplicates)} | ${ms(c.replicaLag.maxSeconds * 1000)} ms, ${f0(c.replicaLag.maxBytes)} B | ${Object.entries(c.peakRssMb).map(([k, v]) => `${k} ${v}`).join(", ")} |`,
+      `| ${f0(c.requestsPerSecond)} | ${f0(c.tooMany)} | ${f0(c.maxOkPerTokenWindow ?? c.maxOkPerTokenMinute)} (limit ${f0(c.rateLimitPerMinute)}) | ${f0(c.deliveriesPerSecond)} | ${f0(c.deliveries)} / ${f0(c.expectedDeliveries)} | ${f0(c.duplicates)} | ${ms(c.replicaLag.maxSeconds * 1000)} ms, ${f0(c.replicaLag.maxBytes)} B | ${Object.entries(c.peakRssMb).map(([k, v]) => `${k} ${v}`).join(", ")} |`,
       "",
     );
   }
