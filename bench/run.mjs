@@ -220,8 +220,8 @@ if (runLists_) {
     await verifyIdentical(scenarios, servers, token);
     log(`bodies byte-identical for ${scenarios.length} requests (${scenarios.map((s) => `${s.key} ${(s.bytes / 1024).toFixed(0)} KiB`).join(", ")})`);
     const { rounds, duration, connections, warmup } = results.settings;
-    const eta = scenarios.length * 2 * (rounds * duration + warmup);
-    log(`lists: ${scenarios.length} scenarios × 2 servers × ${rounds} rounds × ${duration} s, ${connections} connections (≈ ${Math.ceil(eta / 60)} min)`);
+    const eta = scenarios.length * Object.keys(servers).length * (rounds * duration + warmup);
+    log(`lists: ${scenarios.length} scenarios × ${Object.keys(servers).length} servers × ${rounds} rounds × ${duration} s, ${connections} connections (≈ ${Math.ceil(eta / 60)} min)`);
     const cpu = { product: product.cpuMs, baseline: baseline.cpuMs, ...(v8own && { v8own: v8own.cpuMs }) };
     results.lists = await runLists({ scenarios, servers, cpu, token: tokens, rounds, duration, connections, warmup, onProgress: log });
     if (results.settings.latencyDuration > 0) {
