@@ -31,9 +31,9 @@ const { values: args } = parseArgs({
 /**
  * The bounds, each a ratio of the product's server CPU per unit to its baseline's in the same
  * run (bench/README.md, "The guard"). Healthy runs on the project's 2 shared cores at load
- * averages 7–12 measured 1.23–1.31 × for the lists' geometric mean, 1.06–1.53 × per scenario
+ * averages 7–12 measured 1.16–1.31 × for the lists' geometric mean, 0.96–1.53 × per scenario
  * (`status=failed`, the smallest page, highest: the fixed cost per request weighs most there;
- * single rounds up to 1.70 ×) and 2.0–2.3 × for the engine. The young generation kept at its
+ * single rounds up to 1.70 ×) and 2.0–2.5 × for the engine. The young generation kept at its
  * initial size (the regression this was written against) measured 1.99–2.41 × per list, 2.17 ×
  * their mean. A list
  * scenario fails alone past LIST_EACH; LIST_ALL bounds the geometric mean over the eight, where

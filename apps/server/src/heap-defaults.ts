@@ -1,14 +1,20 @@
 // V8's heap sizing for a long-running service process (`serve`, `worker`). By default V8 lets the
 // old generation grow to up to 4 × the live heap between full collections when allocation is
-// fast: a delivery burst with a live heap of 25–45 MB then peaks at 350+ MB RSS of garbage not
-// yet collected. A fixed, modest growth factor for the old generation bounds that by the live heap,
+// fast: a delivery burst with a live heap of 25–45 MB then peaks at 300–360 MB RSS of garbage not
+// yet collected. A fixed growth factor for the old generation bounds that by the live heap,
 // without a hard heap limit (a larger live heap still fits; nothing turns into an out-of-memory
 // crash). The flag is read by V8 at every collection, so it takes effect when set at run time.
 //
-// The young generation is left to V8 (it grows to 16 MB semispaces under load): keeping it at its
-// initial size saved about 40 MB at the burst's peak but doubled the CPU of every list page —
-// objects of a page still in flight were promoted by the frequent scavenges and then collected by
-// full mark-compacts (the bench runs both side by side: `npm run bench -- --heap-compare on`).
+// The factor differs by role because what it costs does. `serve` builds each list page as one
+// string of 230–470 KB, a large object in the old generation: 16 pages in flight past a bound of
+// 1.3 × the live heap meant a full collection every few pages, 1.24–1.50 × the list CPU of V8's
+// own sizing in the same bench run; at 2 × the live heap it is within that run's noise
+// (0.88–1.04 ×). The worker allocates no such pages and keeps the tight bound (its CPU per
+// delivery was the same either way, its peak RSS 138 against 180 MB).
+//
+// The young generation is left to V8: keeping it from growing (factor 1, the earlier default)
+// left it at 1 MB semispaces once V8 had shrunk it after an idle pause, and then doubled the CPU
+// of every list page (bench/NOTES.md; `npm run bench:guard` catches it).
 import { setFlagsFromString } from "node:v8";
 
 export interface HeapSettings {
@@ -18,7 +24,10 @@ export interface HeapSettings {
   semiSpaceGrowthFactor: number;
 }
 
-export const DEFAULT_HEAP: HeapSettings = { growingPercent: 30, semiSpaceGrowthFactor: 0 };
+/** `serve` (the API, with or without its in-process engine). */
+export const DEFAULT_HEAP: HeapSettings = { growingPercent: 100, semiSpaceGrowthFactor: 0 };
+/** `worker` (the engine alone). */
+export const WORKER_DEFAULT_HEAP: HeapSettings = { growingPercent: 30, semiSpaceGrowthFactor: 0 };
 
 /** Flags the operator gave Node on the command line or in NODE_OPTIONS win over ours. */
 function givenByOperator(flag: string): boolean {
