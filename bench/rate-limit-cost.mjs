@@ -55,10 +55,10 @@ async function statementCost(logged) {
   const [{ pid }] = (await client.query("SELECT pg_backend_pid() AS pid")).rows;
   const repo = rateLimitsRepo({ query: async (text, values) => (await client.query(text, values)).rows });
   const n = Number(args.statements);
-  for (let i = 0; i < 200; i++) await repo.hit(`warm-${i % 20}`);
+  for (let i = 0; i < 200; i++) await repo.take([{ key: `warm-${i % 20}`, n: 1 }]);
   const cpu0 = cpuMsOf(pid);
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) await repo.hit(`token-${i % 50}`);
+  for (let i = 0; i < n; i++) await repo.take([{ key: `token-${i % 50}`, n: 1 }]);
   const wallUs = ((performance.now() - t0) * 1000) / n;
   const backendUs = ((cpuMsOf(pid) - cpu0) * 1000) / n;
   await client.end();

@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { startChild } from "./lib/children.mjs";
 import { runDispatcherBench } from "./lib/dispatcher.mjs";
 import { listScenarios, runLatencyProbe, runLists, verifyIdentical } from "./lib/lists.mjs";
-import { DIST, hasDispatcher, loadServer, ROOT } from "./lib/pkg.mjs";
+import { DIST, hasDispatcher, loadServer, ROOT, V8_OWN_HEAP_ENV } from "./lib/pkg.mjs";
 import { summariseProfile } from "./lib/profile.mjs";
 import { machineInfo, renderResults } from "./lib/report.mjs";
 import { ensureDatabase, ensureOrgs, ensureSeeded, seedFacts, VOLUME, withDatabase } from "./lib/seed.mjs";
@@ -24,6 +24,8 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "10" },
     warmup: { type: "string", default: "2" },
     connections: { type: "string", default: "16" },
+    tokens: { type: "string", default: "256" }, // the load is spread over this many tokens (the rate limit counts each)
+    "heap-compare": { type: "string", default: "on" }, // on: the product also with V8's own heap sizing, side by side (off: skip)
     "latency-duration": { type: "string", default: "4" }, // seconds per run of the 1-connection latency probe (0: skip)
     "latency-rounds": { type: "string", default: "5" },
     events: { type: "string", default: "10000" },
@@ -53,6 +55,9 @@ if (args.help) {
   --latency-duration S    seconds per run of the 1-connection latency probe of first and deep pages (4; 0 skips it)
   --latency-rounds N      its rounds (5)
   --duration S            seconds per autocannon run (10); --warmup S (2); --connections N (16)
+  --tokens N              tokens the load is spread over, each counted by the default rate limit (256)
+  --heap-compare on|off   also run the product with V8's own heap sizing (lists: a third server in every
+                          round; dispatcher: burst and engine again) and print both side by side (on)
   --events N              dispatcher burst events (10000); --paced-events N (2000) --paced-rate R (100/s)
   --publish-batch N       events per ingestion request in the burst (20, through publishEvents; 1 = publishEvent)
   --profile               run the product (and baseline) server with --cpu-prof; summaries in bench/profiles/
@@ -145,14 +150,20 @@ const databaseUrl = withDatabase(args["database-url"], args.db);
 const db = await server.openDatabase({ databaseUrl });
 let orgs;
 let token;
+/** The load's tokens: the product runs with its default rate limit, which counts every request against its token. */
+const tokens = [];
 try {
   await server.migrate(db);
   orgs = await ensureOrgs(server, db);
-  ({ token } = await server.createToken(db, {
-    orgId: orgs.a,
-    scopes: ["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write", "internal:ingest"],
-    name: `bench ${stamp}`,
-  }));
+  for (let i = 0; i < Math.max(1, int("tokens")); i++) {
+    const minted = await server.createToken(db, {
+      orgId: orgs.a,
+      scopes: ["question_sets:read", "coding_evaluations:read", "webhooks:read", "webhooks:write", "internal:ingest"],
+      name: `bench ${stamp} ${i}`,
+    });
+    tokens.push(minted.token);
+  }
+  token = tokens[0];
 } finally {
   await db.close();
 }
@@ -176,7 +187,11 @@ results.settings = {
   pacedRate: int("paced-rate"),
   publishConcurrency: int("publish-concurrency"),
   publishBatch: Math.max(1, int("publish-batch")),
+  tokens: tokens.length,
+  rateLimitPerMinute: server.loadConfig().rateLimitPerMinute,
+  heapCompare: args["heap-compare"] !== "off",
 };
+log(`default configuration: rate limit ${results.settings.rateLimitPerMinute}/min per token, load spread over ${tokens.length} tokens; metrics on${results.settings.heapCompare ? "; heap sizing: ours and V8's own side by side" : ""}`);
 
 // ---- lists ------------------------------------------------------------------------------------
 if (runLists_) {
@@ -193,31 +208,39 @@ if (runLists_) {
     execArgv: profArgs("baseline-lists"),
     env: { DATABASE_URL: databaseUrl },
   });
+  const v8own = results.settings.heapCompare
+    ? await startChild("servers/product.mjs", {
+        name: "product server (V8's own heap sizing)",
+        execArgv: productArgs("product-v8own-lists"),
+        env: { ...V8_OWN_HEAP_ENV, BENCH_SERVER_OPTIONS: JSON.stringify({ databaseUrl, dispatcher: false, encryptionKey }) },
+      })
+    : null;
   try {
-    const servers = { product: product.url, baseline: baseline.url };
+    const servers = { product: product.url, baseline: baseline.url, ...(v8own && { v8own: v8own.url }) };
     await verifyIdentical(scenarios, servers, token);
     log(`bodies byte-identical for ${scenarios.length} requests (${scenarios.map((s) => `${s.key} ${(s.bytes / 1024).toFixed(0)} KiB`).join(", ")})`);
     const { rounds, duration, connections, warmup } = results.settings;
-    const eta = scenarios.length * 2 * (rounds * duration + warmup);
-    log(`lists: ${scenarios.length} scenarios × 2 servers × ${rounds} rounds × ${duration} s, ${connections} connections (≈ ${Math.ceil(eta / 60)} min)`);
-    const cpu = { product: product.cpuMs, baseline: baseline.cpuMs };
-    results.lists = await runLists({ scenarios, servers, cpu, token, rounds, duration, connections, warmup, onProgress: log });
+    const eta = scenarios.length * Object.keys(servers).length * (rounds * duration + warmup);
+    log(`lists: ${scenarios.length} scenarios × ${Object.keys(servers).length} servers × ${rounds} rounds × ${duration} s, ${connections} connections (≈ ${Math.ceil(eta / 60)} min)`);
+    const cpu = { product: product.cpuMs, baseline: baseline.cpuMs, ...(v8own && { v8own: v8own.cpuMs }) };
+    results.lists = await runLists({ scenarios, servers, cpu, token: tokens, rounds, duration, connections, warmup, onProgress: log });
     if (results.settings.latencyDuration > 0) {
       log(`latency at 1 connection: first and deep pages, ${results.settings.latencyRounds} rounds × ${results.settings.latencyDuration} s`);
       results.latency = await runLatencyProbe({
         scenarios,
-        servers,
+        servers: { product: servers.product, baseline: servers.baseline },
         cpu,
-        token,
+        token: tokens,
         rounds: results.settings.latencyRounds,
         duration: results.settings.latencyDuration,
         onProgress: log,
       });
     }
-    results.listRss = { product: product.rss().peakMb, baseline: baseline.rss().peakMb };
+    results.listRss = { product: product.rss().peakMb, baseline: baseline.rss().peakMb, ...(v8own && { v8own: v8own.rss().peakMb }) };
   } finally {
     await product.stop();
     await baseline.stop();
+    await v8own?.stop();
   }
   reportProfile("product-lists");
   reportProfile("baseline-lists");
@@ -229,20 +252,33 @@ if (runDispatch) {
     log("dispatcher: apps/server/dist/delivery/dispatcher.js is not in the build: skipped");
     results.dispatcher = { skipped: "the build has no delivery dispatcher (apps/server/src/delivery/dispatcher.ts)" };
   } else {
-    results.dispatcher = await runDispatcherBench({
-      databaseUrl,
-      orgId: orgs.a,
-      token,
-      eventSet: facts.eventSet,
-      events: results.settings.events,
-      paced: { events: results.settings.pacedEvents, rate: results.settings.pacedRate },
-      publishConcurrency: results.settings.publishConcurrency,
-      publishBatch: results.settings.publishBatch,
-      execArgv: productArgs("product-dispatcher"),
-      scenarios: args.scenarios?.split(","),
-      log,
-    });
+    const dispatcherRun = (extra) =>
+      runDispatcherBench({
+        databaseUrl,
+        orgId: orgs.a,
+        token,
+        publishTokens: tokens,
+        eventSet: facts.eventSet,
+        events: results.settings.events,
+        paced: { events: results.settings.pacedEvents, rate: results.settings.pacedRate },
+        publishConcurrency: results.settings.publishConcurrency,
+        publishBatch: results.settings.publishBatch,
+        execArgv: productArgs("product-dispatcher"),
+        scenarios: args.scenarios?.split(","),
+        log,
+        ...extra,
+      });
+    results.dispatcher = await dispatcherRun({});
     reportProfile("product-dispatcher");
+    // memory is what the heap sizing buys: the burst and the engine again with V8's own, same data
+    const dispatcherKeys = ["burst", "paced", "engine", "slow", "refusing", "twoWorkers"];
+    const given = (args.scenarios ?? "").split(",").filter((k) => dispatcherKeys.includes(k));
+    const memoryScenarios = given.length ? given.filter((k) => k === "burst" || k === "engine") : ["burst", "engine"];
+    if (results.settings.heapCompare && !results.dispatcher.skipped && memoryScenarios.length) {
+      log(`dispatcher with V8's own heap sizing: ${memoryScenarios.join(", ")}`);
+      const v8 = await dispatcherRun({ env: V8_OWN_HEAP_ENV, scenarios: memoryScenarios, execArgv: args["product-node-options"].split(" ").filter(Boolean) });
+      results.dispatcher.v8own = { burst: v8.burst, engine: v8.engine, peakRssMb: v8.peakRssMb };
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // The child's side of bench/lib/children.mjs, shared by the server processes (product, worker):
 // the options from BENCH_SERVER_OPTIONS, memory on request, and a clean stop.
 import { readFileSync } from "node:fs";
+import { getHeapSpaceStatistics } from "node:v8";
 
 /** BENCH_SERVER_OPTIONS (JSON) with `extraCaFile` read into `extraCa`. */
 export function serverOptions() {
@@ -17,7 +18,10 @@ export function runAsChild(ready, close, { hardExitMs = 10_000 } = {}) {
   process.send?.({ ready: true, pid: process.pid, ...ready });
   // the bench asks for the heap split when it sees a new RSS peak
   process.on("message", (m) => {
-    if (m?.type === "mem") process.send({ type: "mem", seq: m.seq, ...process.memoryUsage() });
+    if (m?.type === "mem") {
+      const young = getHeapSpaceStatistics().find((x) => x.space_name === "new_space");
+      process.send({ type: "mem", seq: m.seq, ...process.memoryUsage(), newSpace: young?.space_size ?? NaN });
+    }
   });
   let stopping = false;
   const stop = () => {

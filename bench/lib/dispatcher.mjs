@@ -99,11 +99,14 @@ async function takeHits(receiver) {
 async function publish(pool, token, events, { concurrency, rate, expected = ENDPOINTS, batch = 1 }) {
   const sentAt = new Map();
   const ackAt = new Map();
+  // several tokens in turn: each is counted against its own rate limit (the default configuration)
+  const tokens = Array.isArray(token) ? token : [token];
+  let turn = 0;
   const post = async (path, payload) => {
     const res = await pool.request({
       path,
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${tokens[turn++ % tokens.length]}`, "content-type": "application/json" },
       body: JSON.stringify(payload),
     });
     const text = await res.body.text();
@@ -191,7 +194,7 @@ async function closedPort() {
   return port;
 }
 
-export async function runDispatcherBench({ databaseUrl, orgId, token, eventSet, events: eventCount, paced, publishConcurrency, publishBatch = 1, execArgv, scenarios, log }) {
+export async function runDispatcherBench({ databaseUrl, orgId, token, publishTokens, eventSet, events: eventCount, paced, publishConcurrency, publishBatch = 1, execArgv, env = {}, scenarios, log }) {
   const want = new Set(scenarios?.filter((x) => DISPATCHER_SCENARIOS.includes(x)) ?? []);
   const runs = (name) => want.size === 0 || want.has(name);
   await cleanup(databaseUrl, orgId);
@@ -217,14 +220,14 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, eventSet, 
     });
   const encryptionKey = randomBytes(32).toString("base64");
   const startProduct = async (dispatcher) => {
-    const p = await startChild("servers/product.mjs", { name: `product server (dispatcher ${dispatcher})`, execArgv, env: { BENCH_SERVER_OPTIONS: serverOptions(dispatcher) } });
+    const p = await startChild("servers/product.mjs", { name: `product server (dispatcher ${dispatcher})`, execArgv, env: { ...env, BENCH_SERVER_OPTIONS: serverOptions(dispatcher) } });
     children.push(p);
     return p;
   };
   const startWorker = async (name) => {
     // each worker profiles into a file of its own
     const own = execArgv.map((a) => (a.startsWith("--cpu-prof-name=") ? a.replace(/\.cpuprofile$/, `-${name.replace(/\W+/g, "-")}.cpuprofile`) : a));
-    const w = await startChild("servers/worker.mjs", { name, execArgv: own, env: { BENCH_SERVER_OPTIONS: serverOptions(true) } });
+    const w = await startChild("servers/worker.mjs", { name, execArgv: own, env: { ...env, BENCH_SERVER_OPTIONS: serverOptions(true) } });
     children.push(w);
     return w;
   };
@@ -307,7 +310,7 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, eventSet, 
       const target = events.length * ENDPOINTS;
       const sampler = setInterval(mem.sample, 100);
       const cpu0 = product.cpuMs();
-      const { sentAt, ackAt } = await publish(pool, token, events, opts);
+      const { sentAt, ackAt } = await publish(pool, publishTokens ?? token, events, opts);
       await waitForArrivals(receiver, target, 1_200_000, mem.sample);
       const cpuMs = product.cpuMs() - cpu0;
       clearInterval(sampler);
@@ -364,7 +367,7 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, eventSet, 
       await cleanup(databaseUrl, orgId, { keepEndpoints: true });
       const events = newEvents(eventCount);
       log(`dispatcher: ${name}: storing ${events.length} events (${ENDPOINTS}${extra ? ` + 1 ${extra.label}` : ""} endpoints, no dispatcher running)`);
-      const { sentAt, ackAt } = await publish(pool, token, events, { concurrency: publishConcurrency, expected: ENDPOINTS + (extra ? 1 : 0), batch: publishBatch });
+      const { sentAt, ackAt } = await publish(pool, publishTokens ?? token, events, { concurrency: publishConcurrency, expected: ENDPOINTS + (extra ? 1 : 0), batch: publishBatch });
       await takeHits(receiver);
       receiver.send({ type: "secrets", secrets: Object.fromEntries(endpoints.map((e) => [e.host, e.secret])) });
       log(`dispatcher: ${name}: API process (no dispatcher) peak RSS so far ${product.rss().peakMb.toFixed(0)} MB`);
@@ -414,7 +417,7 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, eventSet, 
       const events = newEvents(eventCount);
       log(`dispatcher: twoWorkers: publishing ${events.length} events through the API while two workers deliver`);
       const cpu0 = workers.map((w) => w.cpuMs());
-      const { sentAt, ackAt } = await publish(pool, token, events, { concurrency: publishConcurrency, batch: publishBatch });
+      const { sentAt, ackAt } = await publish(pool, publishTokens ?? token, events, { concurrency: publishConcurrency, batch: publishBatch });
       const target = events.length * ENDPOINTS;
       await waitForArrivals(receiver, target, 1_200_000);
       await sleep(1_000); // a duplicate would arrive after the target count was reached

@@ -63,13 +63,25 @@ export async function verifyIdentical(scenarios, servers, token) {
 }
 
 /**
+ * autocannon options that send `token`, or with an array of tokens each request the next one in
+ * turn: the product counts every request against its token's rate limit (the default
+ * configuration), so the load is spread over many tokens to measure the counting, not refusals.
+ */
+export function authorised(token) {
+  if (!Array.isArray(token)) return { headers: { authorization: `Bearer ${token}` } };
+  const headers = token.map((t) => ({ authorization: `Bearer ${t}` }));
+  let next = 0;
+  return { requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...headers[next++ % headers.length] } }) }] };
+}
+
+/**
  * One autocannon run; throws on any error or non-2xx answer. `cpuMs` reads the server process's
  * CPU time, so each run also yields CPU ms per request: a cost that other work on a shared
  * machine disturbs much less than req/s.
  */
 export async function load(url, token, { connections, duration, cpuMs }) {
   const cpu0 = cpuMs?.();
-  const r = await autocannon({ url, connections, duration, pipelining: 1, headers: { authorization: `Bearer ${token}` } });
+  const r = await autocannon({ url, connections, duration, pipelining: 1, ...authorised(token) });
   const cpu = cpuMs ? cpuMs() - cpu0 : NaN;
   if (r.errors || r.timeouts || r.non2xx) {
     throw new Error(`load on ${url}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx`);
@@ -96,13 +108,15 @@ export const median = (xs) => {
  * (caches, autovacuum, thermal) does not favour one side. Returns per scenario the medians.
  */
 export async function runLists({ scenarios, servers, cpu, token, rounds, duration, connections, warmup, onProgress }) {
-  const results = new Map(scenarios.map((s) => [s.key, { product: [], baseline: [] }]));
+  // product, baseline and, when given, `v8own`: the product with V8's own heap sizing
+  const sides = Object.keys(servers);
+  const results = new Map(scenarios.map((s) => [s.key, Object.fromEntries(sides.map((side) => [side, []]))]));
   for (const s of scenarios) {
-    for (const side of ["product", "baseline"]) await load(servers[side] + s.path, token, { connections, duration: warmup, cpuMs: cpu[side] });
+    for (const side of sides) await load(servers[side] + s.path, token, { connections, duration: warmup, cpuMs: cpu[side] });
   }
   for (let round = 1; round <= rounds; round++) {
     for (const s of scenarios) {
-      const order = round % 2 ? ["product", "baseline"] : ["baseline", "product"];
+      const order = round % 2 ? sides : [...sides].reverse();
       for (const side of order) {
         const r = await load(servers[side] + s.path, token, { connections, duration, cpuMs: cpu[side] });
         results.get(s.key)[side].push(r);
@@ -124,7 +138,13 @@ export async function runLists({ scenarios, servers, cpu, token, rounds, duratio
     const product = sum("product");
     const baseline = sum("baseline");
     const perRound = r.product.map((p, i) => p.rps / r.baseline[i].rps);
-    return { ...s, product, baseline, ratio: product.rps / baseline.rps, ratioRange: [Math.min(...perRound), Math.max(...perRound)] };
+    const out = { ...s, product, baseline, ratio: product.rps / baseline.rps, ratioRange: [Math.min(...perRound), Math.max(...perRound)] };
+    if (r.v8own) {
+      out.v8own = sum("v8own");
+      // CPU per request of our heap settings over V8's own, round by round (the same load, back to back)
+      out.heapCpuRatios = r.product.map((p, i) => p.cpuPerRequest / r.v8own[i].cpuPerRequest);
+    }
+    return out;
   });
 }
 

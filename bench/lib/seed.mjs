@@ -8,11 +8,14 @@ export const ORG_B = "bench-org-b";
 
 /** What a seeded database holds. Org B makes tenancy real: its rows share every index with A's. */
 // BENCH_SCALE (default 1) shrinks everything for a quick smoke run of the bench itself.
+// BENCH_SETS_SCALE (default BENCH_SCALE) scales the question sets alone: the guard keeps a full
+// page after its deep cursor on otherwise small data.
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
-const scaled = (n) => Math.max(1, Math.round(n * SCALE));
+const SETS_SCALE = Number(process.env.BENCH_SETS_SCALE ?? SCALE);
+const scaled = (n, scale = SCALE) => Math.max(1, Math.round(n * scale));
 export const VOLUME = {
-  a: { evaluations: scaled(1_000_000), sets: scaled(10_000) },
-  b: { evaluations: scaled(100_000), sets: scaled(1_000) },
+  a: { evaluations: scaled(1_000_000), sets: scaled(10_000, SETS_SCALE) },
+  b: { evaluations: scaled(100_000), sets: scaled(1_000, SETS_SCALE) },
   /** created_at spans this many days, ending at seed time */
   days: 730,
 };

@@ -24,6 +24,7 @@ import { webhookListenersRoutes } from "./routes/webhook-listeners.routes.js";
 import { loadPortalAssets } from "./http/portal-assets.js";
 import { portalRoutes } from "./http/portal.js";
 import type { PortalObserver } from "./metrics/portal.js";
+import type { RateLimitObserver } from "./metrics/rate-limit.js";
 import { portalSessionsRoutes } from "./routes/portal-sessions.routes.js";
 import type { Services } from "./services/index.js";
 
@@ -45,6 +46,8 @@ export interface AppDeps {
   portal: { dir?: string; frameAncestors: string; publicUrl: string | undefined };
   /** portal links and sessions are counted here when metrics are on */
   portalObserver?: PortalObserver;
+  /** the rate limit's statements are counted here when metrics are on */
+  rateLimitObserver?: RateLimitObserver;
 }
 
 /**
@@ -81,7 +84,7 @@ export function buildApp(d: AppDeps): Express {
   app.use((req, res, next) => (req.url.startsWith("/portal") ? portal.pages(req, res, next) : next()));
   app.use(portal.apiGate);
   app.use(authenticate(d.contract, d.services.tokens.verify));
-  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger));
+  if (d.rateLimitPerMinute > 0) app.use(rateLimiter(d.rateLimitPerMinute, d.services.rateLimits, d.logger, d.rateLimitObserver));
   app.use(jsonBody(d.bodyLimitBytes));
   app.use(contractValidator(d.contract, d.validateResponses));
   app.use(idempotency({ service: d.services.idempotency, logger: d.logger }));

@@ -1,4 +1,4 @@
-import { DEFAULT_HEAP, type HeapSettings } from "./heap-defaults.js";
+import { DEFAULT_HEAP, WORKER_DEFAULT_HEAP, type HeapSettings } from "./heap-defaults.js";
 import { DEFAULT_DNS_TIMEOUT_MS } from "./net/resolver.js";
 import { defaultDataDir } from "./lib/paths.js";
 
@@ -59,8 +59,10 @@ export interface Config {
   delivery: DeliveryConfig;
   /** How long and how much the HTTP server waits for and holds a client (README "Timeouts and limits"). */
   httpLimits: HttpLimits;
-  /** V8 heap sizing applied at start (heap-defaults.ts). */
+  /** V8 heap sizing `serve` applies at start (heap-defaults.ts). */
   heap: HeapSettings;
+  /** V8 heap sizing `worker` applies at start: the same variables, the worker's defaults. */
+  workerHeap: HeapSettings;
   /** Events, deliveries and attempts are kept this many whole UTC days (README, "Retention and housekeeping"). */
   retentionDays: number;
   /** Between housekeeping runs (partitions, retention, expired idempotency keys). */
@@ -275,10 +277,8 @@ export function loadConfig(env: Env = process.env): Config {
     extraCaFile: env.ARS_EXTRA_CA_FILE || undefined,
     dnsTimeoutMs: intInRange(env, "ARS_DNS_TIMEOUT_MS", DEFAULT_DNS_TIMEOUT_MS, 1, 60_000),
     dispatcher: bool(env, "ARS_DISPATCHER", true),
-    heap: {
-      growingPercent: int(env, "ARS_HEAP_GROWING_PERCENT", DEFAULT_HEAP.growingPercent),
-      semiSpaceGrowthFactor: int(env, "ARS_SEMI_SPACE_GROWTH_FACTOR", DEFAULT_HEAP.semiSpaceGrowthFactor),
-    },
+    heap: heapSettings(env, DEFAULT_HEAP),
+    workerHeap: heapSettings(env, WORKER_DEFAULT_HEAP),
     listenerGraceMs: int(env, "ARS_LISTENER_GRACE_MS", 60_000, 1),
     listenerLeaseMs: int(env, "ARS_LISTENER_LEASE_MS", 15_000, 1),
     listenerKeepAliveMs: int(env, "ARS_LISTENER_KEEPALIVE_MS", DEFAULT_LISTENER_KEEPALIVE_MS, 100),
@@ -309,3 +309,11 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 export { ConfigError };
+
+/** ARS_HEAP_GROWING_PERCENT and ARS_SEMI_SPACE_GROWTH_FACTOR, each defaulting to the role's own. */
+function heapSettings(env: Env, defaults: HeapSettings): HeapSettings {
+  return {
+    growingPercent: int(env, "ARS_HEAP_GROWING_PERCENT", defaults.growingPercent),
+    semiSpaceGrowthFactor: int(env, "ARS_SEMI_SPACE_GROWTH_FACTOR", defaults.semiSpaceGrowthFactor),
+  };
+}

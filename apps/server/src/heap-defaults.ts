@@ -1,20 +1,33 @@
 // V8's heap sizing for a long-running service process (`serve`, `worker`). By default V8 lets the
 // old generation grow to up to 4 × the live heap between full collections when allocation is
-// fast, and doubles the young generation up to 16 MB semispaces: a delivery burst with a live heap
-// of 25–45 MB then peaks at 300+ MB RSS of garbage not yet collected. A fixed, modest growth
-// factor and a young generation that stays at its initial size bound the peak by the live heap,
+// fast: a delivery burst with a live heap of 25–45 MB then peaks at 300–360 MB RSS of garbage not
+// yet collected. A fixed growth factor for the old generation bounds that by the live heap,
 // without a hard heap limit (a larger live heap still fits; nothing turns into an out-of-memory
-// crash). Both flags are read by V8 at every collection, so they take effect when set at run time.
+// crash). The flag is read by V8 at every collection, so it takes effect when set at run time.
+//
+// The factor differs by role because what it costs does. `serve` builds each list page as one
+// string of 230–470 KB, a large object in the old generation: 16 pages in flight past a bound of
+// 1.3 × the live heap meant a full collection every few pages, 1.24–1.50 × the list CPU of V8's
+// own sizing in the same bench run; at 2 × the live heap it is within that run's noise
+// (0.88–1.04 ×). The worker allocates no such pages and keeps the tight bound (its CPU per
+// delivery was the same either way, its peak RSS 138 against 180 MB).
+//
+// The young generation is left to V8: keeping it from growing (factor 1, the earlier default)
+// left it at 1 MB semispaces once V8 had shrunk it after an idle pause, and then doubled the CPU
+// of every list page (bench/NOTES.md; `npm run bench:guard` catches it).
 import { setFlagsFromString } from "node:v8";
 
 export interface HeapSettings {
   /** Old generation grows to (1 + n/100) × the live heap after a full collection; 0: V8's own rule. */
   growingPercent: number;
-  /** Factor by which the young generation may grow; 1 keeps it at its initial size; 0: V8's own. */
+  /** Factor by which the young generation may grow; 1 keeps it at its initial size; 0: V8's own (the default). */
   semiSpaceGrowthFactor: number;
 }
 
-export const DEFAULT_HEAP: HeapSettings = { growingPercent: 30, semiSpaceGrowthFactor: 1 };
+/** `serve` (the API, with or without its in-process engine). */
+export const DEFAULT_HEAP: HeapSettings = { growingPercent: 100, semiSpaceGrowthFactor: 0 };
+/** `worker` (the engine alone). */
+export const WORKER_DEFAULT_HEAP: HeapSettings = { growingPercent: 30, semiSpaceGrowthFactor: 0 };
 
 /** Flags the operator gave Node on the command line or in NODE_OPTIONS win over ours. */
 function givenByOperator(flag: string): boolean {

@@ -48,6 +48,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       requestDurations: deps.metrics?.requests,
       portal: { frameAncestors: config.portalFrameAncestors, publicUrl: config.publicUrl },
       portalObserver: deps.metrics?.portal,
+      rateLimitObserver: deps.metrics?.rateLimit,
     });
     // Partitions for today and the days ahead exist before the first request or delivery.
     await deps.housekeeper.start();

@@ -17,7 +17,7 @@ export interface RunningWorker {
 
 export async function startWorker(opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
-  const heapFlags = applyHeapSettings(config.heap);
+  const heapFlags = applyHeapSettings(config.workerHeap);
   const deps = await createDeps(config, overrides);
   if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
   const { dispatcher } = deps;

@@ -14,6 +14,7 @@ import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.j
 import { requestDurations, type RequestDurations } from "./http-requests.js";
 import { listenerStreamMetrics } from "./listener-streams.js";
 import { portalMetrics, type PortalObserver } from "./portal.js";
+import { rateLimitMetrics, type RateLimitObserver } from "./rate-limit.js";
 
 export interface Metrics {
   registry: Registry;
@@ -29,6 +30,8 @@ export interface Metrics {
   engine: EngineSlotGauges;
   /** the webhook portal's links and sessions (recorded by the HTTP layer) */
   portal: PortalObserver;
+  /** the shared rate limit's statements (recorded by the HTTP layer) */
+  rateLimit: RateLimitObserver;
 }
 
 export interface MetricsOptions {
@@ -64,5 +67,6 @@ export function createMetrics({ db, engineDb, clock, hostClockSkewMs, logger }: 
     housekeeping: housekeepingMetrics(registry),
     engine: engineSlotGauges(registry),
     portal: portalMetrics(registry, db, logger),
+    rateLimit: rateLimitMetrics(registry),
   };
 }

@@ -1,39 +1,47 @@
 // The per-token rate limit is counted in the database, so several API processes on one database
 // allow the documented rate in total, not once each. Three servers (on PostgreSQL each with its
-// own pool, as three processes would have; on PGlite three apps over the one embedded database).
+// own pool, as three processes would have; on PGlite three apps over the one embedded database)
+// with a limit small enough to be counted request by request, and two with a limit large enough
+// to be taken from the database in shares (README "Scaling out": never more than the limit, at
+// most two shares per process unused).
 import { randomBytes } from "node:crypto";
 import { testServerOptions } from "@audit-review/test-kit/server-options";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/lib/logger.js";
+import { shareOf } from "../../src/http/rate-limit.js";
 import { rateLimitsRepo, RATE_LIMIT_WINDOW_MS } from "../../src/repos/rate-limits.repo.js";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
 import { createTestDatabase, type TestDatabase } from "../harness/db.js";
 import { rawProblem } from "../harness/factories.js";
+import { moved, scrape } from "../harness/metrics.js";
 
 const LIMIT = 12;
+/** Large enough to be taken in shares of more than one request. */
+const BIG = 600;
+const SHARE = shareOf(BIG);
 
 let t: TestDatabase;
 const servers: RunningServer[] = [];
+const sharing: RunningServer[] = [];
 
 beforeAll(async () => {
   t = await createTestDatabase();
   const encryptionKey = randomBytes(32).toString("base64");
-  for (let i = 0; i < 3; i++) {
-    servers.push(
-      await startServer({
-        ...testServerOptions(),
-        encryptionKey,
-        rateLimitPerMinute: LIMIT,
-        logger: createLogger({ level: "warn" }),
-        ...(t.databaseUrl ? { databaseUrl: t.databaseUrl } : { database: t.db }),
-      }),
-    );
-  }
+  const start = (rateLimitPerMinute: number) =>
+    startServer({
+      ...testServerOptions(),
+      encryptionKey,
+      rateLimitPerMinute,
+      logger: createLogger({ level: "warn" }),
+      ...(t.databaseUrl ? { databaseUrl: t.databaseUrl } : { database: t.db }),
+    });
+  for (let i = 0; i < 3; i++) servers.push(await start(LIMIT));
+  for (let i = 0; i < 2; i++) sharing.push(await start(BIG));
 });
 
 afterAll(async () => {
-  for (const s of servers) await s.close();
+  for (const s of [...servers, ...sharing]) await s.close();
   await t?.close();
 });
 
@@ -80,6 +88,50 @@ describe("a rate limit shared by three API processes", () => {
   });
 });
 
+describe("a large limit taken in shares by two API processes", () => {
+  it("when one token's requests arrive at two servers at once, then no more than the limit are admitted, at most two shares per server go unused, and the database is asked once per share, not per request", async () => {
+    expect(SHARE).toBeGreaterThan(1);
+    await stayInOneWindow(40);
+    const token = await newToken();
+    const syncs = async () => Promise.all(sharing.map((s) => scrape(s.deps.metrics!.listener.url)));
+    const before = await syncs();
+    const sent = BIG + 200;
+    let next = 0;
+    const statuses: number[] = [];
+    // 16 requests in flight per server until every request is answered
+    await Promise.all(
+      Array.from({ length: 32 }, async (_, lane) => {
+        while (next < sent) {
+          next += 1;
+          const res = await get(sharing[lane % 2]!, token);
+          await res.arrayBuffer();
+          statuses.push(res.status);
+        }
+      }),
+    );
+    const admitted = statuses.filter((s) => s === 200).length;
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(admitted).toBeLessThanOrEqual(BIG);
+    expect(admitted).toBeGreaterThanOrEqual(BIG - 2 * 2 * SHARE);
+    const after = await syncs();
+    const statements = sharing.reduce((n, _, i) => n + moved(before[i]!, after[i]!, "ars_rate_limit_syncs_total", { outcome: "ok" }), 0);
+    expect(statements).toBeGreaterThan(0);
+    expect(statements).toBeLessThan(sent / 3);
+  });
+
+  it("when one server answers a token alone, then RateLimit counts down request by request though the count is taken in shares", async () => {
+    await stayInOneWindow(10);
+    const token = await newToken();
+    const remaining: string[] = [];
+    for (let i = 0; i < 2 * SHARE + 1; i++) {
+      const res = await get(sharing[0]!, token);
+      expect(res.status).toBe(200);
+      remaining.push(/;\s*r=(\d+)/.exec(res.headers.get("ratelimit") ?? "")?.[1] ?? "missing");
+    }
+    expect(remaining).toEqual(Array.from({ length: 2 * SHARE + 1 }, (_, i) => String(BIG - 1 - i)));
+  });
+});
+
 describe("a refused token", () => {
   it("when a process has refused a token, then it refuses its further requests without counting them in the database, and other processes still count", async () => {
     await stayInOneWindow(10);
@@ -99,19 +151,22 @@ describe("a refused token", () => {
 describe("the rate-limit table stays small", () => {
   it("when a key opens a new window, then its ended windows are deleted in the same statement", async () => {
     const repo = rateLimitsRepo(t.db);
-    await t.db.query(`INSERT INTO rate_limit_windows (key, window_start, hits) VALUES ('k-old', now() - interval '5 minutes', 7), ('k-old', now() - interval '3 minutes', 9)`);
-    const first = await repo.hit("k-old");
-    const second = await repo.hit("k-old");
-    expect([first.hits, second.hits]).toEqual([1, 2]);
-    expect(second.resetAt.getTime() % RATE_LIMIT_WINDOW_MS).toBe(0);
-    const rows = await t.db.query<{ hits: number }>("SELECT hits FROM rate_limit_windows WHERE key = 'k-old'");
-    expect(rows.map((r) => r.hits)).toEqual([2]);
+    await t.db.query(`INSERT INTO rate_limit_windows (key, window_start, hits) VALUES ('k-old', now() - interval '5 minutes', 7), ('k-old', now() - interval '3 minutes', 9), ('k-other', now() - interval '3 minutes', 4)`);
+    const [first] = await repo.take([{ key: "k-old", n: 5 }]);
+    const second = await repo.take([{ key: "k-old", n: 1 }, { key: "k-other", n: 3 }]);
+    expect(first!.hits).toBe(5);
+    expect(Object.fromEntries(second.map((c) => [c.key, c.hits]))).toEqual({ "k-old": 6, "k-other": 3 });
+    expect(first!.windowStart.getTime() % RATE_LIMIT_WINDOW_MS).toBe(0);
+    expect(first!.msLeft).toBeGreaterThan(0);
+    expect(first!.msLeft).toBeLessThanOrEqual(RATE_LIMIT_WINDOW_MS);
+    const rows = await t.db.query<{ key: string; hits: number }>("SELECT key, hits FROM rate_limit_windows WHERE key IN ('k-old', 'k-other') ORDER BY key");
+    expect(rows.map((r) => [r.key, r.hits])).toEqual([["k-old", 6], ["k-other", 3]]);
   });
 
   it("when windows of keys no longer in use have ended, then sweepExpired deletes them and keeps current ones", async () => {
     const repo = rateLimitsRepo(t.db);
     await t.db.query(`INSERT INTO rate_limit_windows (key, window_start, hits) VALUES ('k-idle-1', now() - interval '2 minutes', 1), ('k-idle-2', now() - interval '1 day', 3)`);
-    await repo.hit("k-live");
+    await repo.take([{ key: "k-live", n: 1 }]);
     expect(await repo.sweepExpired()).toBeGreaterThanOrEqual(2);
     const keys = (await t.db.query<{ key: string }>("SELECT key FROM rate_limit_windows WHERE key IN ('k-idle-1', 'k-idle-2', 'k-live') ORDER BY key")).map((r) => r.key);
     expect(keys).toEqual(["k-live"]);
