@@ -128,8 +128,8 @@ async function main() {
 
   /** The README's curl, against this server: a fresh link. */
   const mint = async (body = {}, origin = base) => {
-    const cmd = curlBlock.replaceAll("http://localhost:3000", origin).replace(/-d '[^']*'/, `-d '${JSON.stringify(body)}'`);
-    const out = await runShell(cmd, { TOKEN: token });
+    const cmd = curlBlock.replace(/-d '[^']*'/, `-d '${JSON.stringify(body)}'`);
+    const out = await runShell(cmd, { ARS_API_URL: origin, ARS_TOKEN: token });
     const link = JSON.parse(out);
     check(link.object === "portal_session" && link.url.startsWith(`${origin}/portal/${orgId}/start?link=pl_`), `the README's curl answered ${out}`);
     return link;
