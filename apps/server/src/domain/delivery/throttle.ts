@@ -10,9 +10,6 @@
 // these numbers), because only there can every worker's claims see one state under one lock and
 // one clock; `allowance` states it here once, for its unit test and for readers.
 
-/** The range the contract documents for `rate_limit` (deliveries per second; a CHECK in the database). */
-export const RATE_LIMIT_RANGE = { min: 1, max: 1000 } as const;
-
 /**
  * How many groups a second's deliveries may come in at most: a claim takes at most a tenth of a
  * second's worth of an endpoint's rows at once (at least one), so a high limit costs ten claims
