@@ -13,6 +13,8 @@ import { createSender, type Sender } from "./delivery/sender.js";
 import { createListenerTransport, type ListenerTransport } from "./delivery/transports/listener.js";
 import { createHousekeeper, type Housekeeper } from "./housekeeping/housekeeper.js";
 import { createLogger, type Logger } from "./lib/logger.js";
+import { reportNotices } from "./delivery/notices.js";
+import { noObserver } from "./delivery/observer.js";
 import { retention } from "./domain/retention.js";
 import { createTeardown } from "./lib/teardown.js";
 import { startMetricsListener, type MetricsListener } from "./metrics/listener.js";
@@ -166,6 +168,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       urlCheck: { resolver, addressPolicy },
       rotationGraceMs: config.delivery.rotationGraceMs,
       onQueued: () => signal.notify(),
+      onNotified: (notices) => reportNotices(notices, metrics?.delivery ?? noObserver, logger),
       onEndpointChanged: (id) => endpointChanges.publish(id),
       listenerStreams: listeners,
       now: () => clock.now(),

@@ -73,9 +73,11 @@ export function shapeForDocs(spec, receiving) {
 
 const deref = (spec, node) => (node?.$ref ? node.$ref.split("/").slice(1).reduce((acc, k) => acc[k], spec) : node);
 
+/** The section's title: the event type a callback carries, or its summary when it carries several. */
 function eventTypeOf(spec, op) {
   const schema = deref(spec, op.requestBody.content["application/json"].schema);
-  return deref(spec, schema.properties.type)?.example ?? op.operationId;
+  const types = deref(spec, schema.properties.type)?.enum ?? [];
+  return types.length === 1 ? types[0] : (op.summary ?? op.operationId);
 }
 
 function webhookOperation(spec, op, receiving) {

@@ -15,11 +15,11 @@ export function EventsPage() {
       {list.loading && !list.data && <p aria-busy="true">Loading events…</p>}
       {list.data && list.data.data.length === 0 && (
         <Empty title="No events yet">
-          <p>Every audit that completes is published here as an <code>audit.completed</code> event, whether or not an endpoint received it.</p>
+          <p>Every audit that completes is published here as an <code>audit.completed</code> event, whether or not an endpoint received it, and so is every operational notification (an endpoint failing, disabled or recovered, a delivery out of retries).</p>
         </Empty>
       )}
       {list.data && list.data.data.length > 0 && (
-        <Table columns={[{ label: "Event" }, { label: "Result" }, { label: "Audit", phone: false }, { label: "Created" }]}>
+        <Table columns={[{ label: "Event" }, { label: "Result" }, { label: "About", phone: false }, { label: "Created" }]}>
               {list.data.data.map((e) => (
                 <tr key={e.id}>
                   <td>
@@ -31,9 +31,9 @@ export function EventsPage() {
                       <code>{shortId(e.id)}</code>
                     </small>
                   </td>
-                  <td>{e.data.result}</td>
+                  <td>{e.type === "audit.completed" ? e.data.result : (e.data.disabled_reason ?? "")}</td>
                   <td class="hide-sm">
-                    <code>{shortId(e.data.audit_id)}</code>
+                    {e.type === "audit.completed" ? <code>{shortId(e.data.audit_id)}</code> : <>endpoint <code>{shortId(e.data.endpoint_id)}</code></>}
                   </td>
                   <td>
                     <Time iso={e.created_at} />
@@ -67,12 +67,25 @@ export function EventPage() {
         <dd>
           <code>{e.id}</code> <CopyButton value={e.id} label="Copy id" />
         </dd>
-        <dt>Audit</dt>
-        <dd>
-          <code>{e.data.audit_id}</code>
-        </dd>
-        <dt>Result</dt>
-        <dd>{e.data.result}</dd>
+        {e.type === "audit.completed" ? (
+          <>
+            <dt>Audit</dt>
+            <dd>
+              <code>{e.data.audit_id}</code>
+            </dd>
+            <dt>Result</dt>
+            <dd>{e.data.result}</dd>
+          </>
+        ) : (
+          <>
+            <dt>Endpoint</dt>
+            <dd>
+              <a href={`${base}/endpoints/${e.data.endpoint_id}`}>
+                <code>{e.data.endpoint_id}</code>
+              </a>
+            </dd>
+          </>
+        )}
         <dt>Occurred</dt>
         <dd>
           <Time iso={e.occurred_at} />

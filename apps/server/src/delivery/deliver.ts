@@ -6,6 +6,7 @@ import type { DeliveryConfig } from "../config.js";
 import { newId, uuidv7Millis } from "../lib/ids.js";
 import { listenerIdOf } from "../lib/listener-url.js";
 import type { Logger } from "../lib/logger.js";
+import { reportNotices } from "./notices.js";
 import { ATTEMPT_TRIGGERS, stored } from "../lib/stored-values.js";
 import { endpointUnavailable, unavailableCause } from "../domain/delivery/unavailable.js";
 import type { DeliveriesQueueRepo, LeasedDelivery, OutcomeRecord, QueueEndpoint, QueueEvent, RecordResult } from "../repos/deliveries-queue.repo.js";
@@ -33,6 +34,8 @@ export interface DeliverHooks {
   unreachable(endpointId: string, at: Date): void;
   /** A retry of this row is due at `at`. */
   retryAt(at: Date): void;
+  /** Deliveries were queued (operational notifications): every dispatcher should look. */
+  queued(): void;
 }
 
 export interface DeliverDeps {
@@ -125,6 +128,11 @@ export function createDeliverer({ queue, attempt, keyring, recorder, clock, rand
     if (result.disabled) {
       observe.endpointDisabled(result.disabled);
       log.warn({ endpoint_id: d.endpoint_id, reason: result.disabled }, "webhook endpoint disabled");
+    }
+    if (result.notices.length) {
+      reportNotices(result.notices, observe, log);
+      // their deliveries are due now: every dispatcher looks (this one included)
+      hooks.queued();
     }
     if (o.update.status === "retrying" && o.update.next_attempt_at) hooks.retryAt(o.update.next_attempt_at);
     if (ordered && o.update.status === "retrying") {

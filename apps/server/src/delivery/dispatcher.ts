@@ -245,6 +245,7 @@ export function createDispatcher({
       },
       unreachable: (endpointId, at) => config.unreachableRestMs > 0 && rest(endpointId, at),
       retryAt: wakeUpAt,
+      queued: () => signal.notify(),
     },
   });
 

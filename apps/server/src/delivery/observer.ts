@@ -25,6 +25,8 @@ export interface DeliveryObserver {
   throttled(endpoints: number): void;
   /** A delivery of an ordered endpoint is retrying: the endpoint's later deliveries wait for it. */
   orderedHeld(): void;
+  /** An operational notification of this type was stored (and queued for the org's operational endpoints). */
+  notified(type: string): void;
 }
 
 const nothing = () => undefined;
@@ -38,5 +40,6 @@ export const noObserver: DeliveryObserver = {
   rowsDropped: nothing,
   throttled: nothing,
   orderedHeld: nothing,
+  notified: nothing,
 };
 

@@ -4,14 +4,15 @@
 // exactly what the endpoint's settings say today. The body is the event of the Events API
 // (`GET /v2/events/{webhook-id}`) reduced and spelled in the seed's camelCase: the contract's
 // AuditCompletedPayload description maps each field to the event's.
-import type { AuditCompletedPayload, AuditResponseItem } from "@audit-review/api-types/internal";
-import { EVENT_TYPES, stored } from "../lib/stored-values.js";
+import type { AuditCompletedPayload, AuditResponseItem, OperationalEventPayload } from "@audit-review/api-types/internal";
+import { storedAudit, storedOperationalData } from "../lib/stored-json.js";
+import { OPERATIONAL_EVENT_TYPES, stored } from "../lib/stored-values.js";
 import type { StoredEvent, StoredResponse } from "../repos/events.repo.js";
 
 /** The parts of a stored event the body is built from. */
 export type PayloadEvent = Pick<
   StoredEvent,
-  "type" | "audit_id" | "question_set_id" | "document_id" | "result" | "raw_result" | "responses" | "occurred_at" | "is_test"
+  "type" | "audit_id" | "question_set_id" | "document_id" | "result" | "raw_result" | "responses" | "occurred_at" | "is_test" | "data"
 >;
 
 /** An endpoint's `payload` settings, as stored on its row. */
@@ -32,13 +33,15 @@ function selectedResponses(responses: readonly StoredResponse[], s: PayloadSetti
 }
 
 export function buildPayload(event: PayloadEvent, settings: PayloadSettings): AuditCompletedPayload {
+  const audit = storedAudit(event);
+  if (!audit) throw new Error(`a ${event.type} event has no audit to build an audit.completed body from`);
   const fields = new Set(settings.fields);
-  const data: AuditCompletedPayload["data"] = { auditId: event.audit_id, questionSetId: event.question_set_id };
+  const data: AuditCompletedPayload["data"] = { auditId: audit.audit_id, questionSetId: audit.question_set_id };
   if (fields.has("data.documentId")) data.documentId = event.document_id;
-  if (fields.has("data.result")) data.result = settings.result_format === "raw" ? (event.raw_result ?? event.result) : event.result;
+  if (fields.has("data.result")) data.result = settings.result_format === "raw" ? (event.raw_result ?? audit.result) : audit.result;
 
   const body: AuditCompletedPayload = {
-    type: stored(EVENT_TYPES, event.type),
+    type: "audit.completed",
     timestamp: event.occurred_at.toISOString(),
     // always sent, whatever the fields: a receiver must be able to set test deliveries aside
     isTest: event.is_test,
@@ -47,7 +50,7 @@ export function buildPayload(event: PayloadEvent, settings: PayloadSettings): Au
   if (fields.has("responses")) {
     // `questionId` always, so a receiver can tell the items apart whatever else it chose.
     const [query, answer, context] = RESPONSE_ITEM_FIELDS.map((f) => fields.has(`responses.${f}`));
-    body.responses = selectedResponses(event.responses, settings).map((r) => {
+    body.responses = selectedResponses(audit.responses, settings).map((r) => {
       const item: AuditResponseItem = { questionId: r.question_id };
       if (query) item.query = r.query;
       if (answer) item.answer = r.answer;
@@ -58,7 +61,35 @@ export function buildPayload(event: PayloadEvent, settings: PayloadSettings): Au
   return body;
 }
 
+/**
+ * An operational notification's body: the event of the Events API spelled in camelCase (the
+ * contract's OperationalEventPayload). An operational endpoint has no payload settings.
+ */
+export function operationalPayload(event: PayloadEvent): OperationalEventPayload {
+  if (!event.data) throw new Error("an operational event without data");
+  const d = storedOperationalData(event.data);
+  return {
+    type: stored(OPERATIONAL_EVENT_TYPES, event.type),
+    timestamp: event.occurred_at.toISOString(),
+    isTest: event.is_test,
+    data: {
+      endpointId: d.endpoint_id,
+      endpointUrl: d.endpoint_url,
+      failingSince: d.failing_since,
+      disabledReason: d.disabled_reason,
+      delivery: d.delivery && {
+        id: d.delivery.id,
+        eventId: d.delivery.event_id,
+        eventType: d.delivery.event_type,
+        attemptCount: d.delivery.attempt_count,
+        lastResponseStatus: d.delivery.last_response_status,
+        lastError: d.delivery.last_error,
+      },
+    },
+  };
+}
+
 /** The exact bytes that are signed and sent. */
 export function serializePayload(event: PayloadEvent, settings: PayloadSettings): string {
-  return JSON.stringify(buildPayload(event, settings));
+  return JSON.stringify(event.data ? operationalPayload(event) : buildPayload(event, settings));
 }

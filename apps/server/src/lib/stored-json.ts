@@ -1,8 +1,9 @@
 // The JSON columns stored in their API shape (written by the services from validated bodies).
 // These guards check the discriminating fields once when a row is read, instead of asserting.
-import type { EmEvaluation, IcdEvaluation, Threshold } from "@audit-review/api-types/internal";
+import type { EmEvaluation, IcdEvaluation, OperationalEventData, Threshold } from "@audit-review/api-types/internal";
 import type { Event } from "../generated/prisma/client.js";
 import { isRecord } from "./narrow.js";
+import { DELIVERY_ERROR_CODES, DISABLED_REASONS, EVENT_TYPES, stored, storedOrNull } from "./stored-values.js";
 
 export const isEmEvaluation = (value: unknown): value is NonNullable<EmEvaluation> => isRecord(value) && value.object === "em_evaluation";
 
@@ -28,5 +29,43 @@ export type StoredResponse = {
   informational: boolean;
 };
 
-/** An event row with its responses typed (the column is JSON, written only from validated bodies). */
-export type StoredEvent = Omit<Event, "responses"> & { responses: StoredResponse[] };
+/**
+ * An event row with its JSON typed: `responses` (written only from validated bodies) for
+ * audit.completed, `data` (written only by repos/notification-sql.ts, in the contract's
+ * OperationalEventData shape) for an operational notification; the other is NULL (the
+ * events_shape_check constraint). Timestamps inside `data` are ISO strings of any offset.
+ */
+export type StoredEvent = Omit<Event, "responses" | "data"> & { responses: StoredResponse[] | null; data: OperationalEventData | null };
+
+/** The audit columns of an audit.completed row, all set (the events_shape_check constraint). */
+export interface StoredAudit {
+  audit_id: string;
+  question_set_id: string;
+  result: string;
+  responses: StoredResponse[];
+}
+
+/** An audit.completed row's audit columns; null for an operational notification. */
+export function storedAudit(e: Pick<StoredEvent, "audit_id" | "question_set_id" | "result" | "responses">): StoredAudit | null {
+  if (e.audit_id === null || e.question_set_id === null || e.result === null || e.responses === null) return null;
+  return { audit_id: e.audit_id, question_set_id: e.question_set_id, result: e.result, responses: e.responses };
+}
+
+/** Stored operational data as the contract spells it: every field named, each instant in its ISO form. */
+export function storedOperationalData(d: OperationalEventData): OperationalEventData {
+  const at = (v: string | null) => (v === null ? null : new Date(v).toISOString());
+  return {
+    endpoint_id: d.endpoint_id,
+    endpoint_url: d.endpoint_url,
+    failing_since: at(d.failing_since),
+    disabled_reason: storedOrNull(DISABLED_REASONS, d.disabled_reason),
+    delivery: d.delivery && {
+      id: d.delivery.id,
+      event_id: d.delivery.event_id,
+      event_type: stored(EVENT_TYPES, d.delivery.event_type),
+      attempt_count: d.delivery.attempt_count,
+      last_response_status: d.delivery.last_response_status,
+      last_error: d.delivery.last_error && { code: stored(DELIVERY_ERROR_CODES, d.delivery.last_error.code), message: d.delivery.last_error.message },
+    },
+  };
+}

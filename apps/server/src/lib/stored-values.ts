@@ -12,7 +12,9 @@ import type {
   DeliveryOrder,
   DeliveryErrorCode,
   DisabledReason,
+  EndpointKind,
   EventType,
+  OperationalEventType,
   PayloadField,
   PayloadFormat,
   QuestionSetType,
@@ -36,7 +38,20 @@ export const QUESTION_SET_TYPES = all<Value<QuestionSetType>>()(["clinical_docum
 export const QUESTION_TYPES = all<Value<QuestionType>>()(["yes_no", "multiple_choice", "free_text", "informational"]);
 export const SEVERITIES = all<Value<Severity>>()(["low", "medium", "high", "critical"]);
 export const CODING_EVALUATION_STATUSES = all<CodingEvaluationStatus>()(["pending", "processing", "completed", "failed"]);
-export const EVENT_TYPES = all<EventType>()(["audit.completed"]);
+export const EVENT_TYPES = all<EventType>()([
+  "audit.completed",
+  "webhook_endpoint.failing",
+  "webhook_endpoint.disabled",
+  "webhook_endpoint.recovered",
+  "webhook_delivery.exhausted",
+]);
+export const OPERATIONAL_EVENT_TYPES = all<OperationalEventType>()([
+  "webhook_endpoint.failing",
+  "webhook_endpoint.disabled",
+  "webhook_endpoint.recovered",
+  "webhook_delivery.exhausted",
+]);
+export const ENDPOINT_KINDS = all<EndpointKind>()(["audit", "operational"]);
 export const ENDPOINT_STATUSES = all<WebhookEndpointStatus>()(["enabled", "disabled"]);
 export const DELIVERY_ORDERS = all<DeliveryOrder>()(["unordered", "ordered"]);
 export const DISABLED_REASONS = all<Value<DisabledReason>>()(["manual", "gone", "failing"]);
@@ -79,6 +94,7 @@ export const ENUMERATED_COLUMNS = {
   "webhook_endpoints.payload_responses_filter": { values: RESPONSES_FILTERS },
   "webhook_endpoints.auth_type": { values: AUTH_TYPES },
   "webhook_endpoints.delivery_order": { values: DELIVERY_ORDERS },
+  "webhook_endpoints.kind": { values: ENDPOINT_KINDS },
   "events.type": { values: EVENT_TYPES },
   "events.result": { values: AUDIT_RESULTS },
   "webhook_deliveries.event_type": { values: EVENT_TYPES },

@@ -2,7 +2,7 @@
 // comes from a closed list (stored statuses, the contract's error codes, disable reasons).
 import { Counter, Histogram, type Registry } from "prom-client";
 import type { DeliveryObserver } from "../delivery/observer.js";
-import { DELIVERY_ERROR_CODES } from "../lib/stored-values.js";
+import { DELIVERY_ERROR_CODES, isStored, OPERATIONAL_EVENT_TYPES } from "../lib/stored-values.js";
 
 const NO_ERROR = "none";
 
@@ -53,11 +53,18 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     help: "Retries scheduled on ordered endpoints: each holds the endpoint's later deliveries until it succeeds or fails for good (head-of-line blocking).",
     registers,
   });
+  const notified = new Counter({
+    name: "ars_operational_notifications_total",
+    help: "Operational notifications made (type: webhook_endpoint.failing, .disabled, .recovered, webhook_delivery.exhausted), each stored as an event and queued for the org's operational endpoints.",
+    labelNames: ["type"] as const,
+    registers,
+  });
   // The series an alert or a rate() looks at exist from the start at 0, so the first increment
   // is seen as one (a series born at 1 hides it from increase()).
   outcomes.labels("succeeded", NO_ERROR).inc(0);
   for (const code of DELIVERY_ERROR_CODES) for (const outcome of ["retrying", "failed"]) outcomes.labels(outcome, code).inc(0);
   for (const reason of ["gone", "failing"]) disabled.labels(reason).inc(0);
+  for (const type of OPERATIONAL_EVENT_TYPES) notified.labels(type).inc(0);
   return {
     outcome: (outcome, code) => outcomes.labels(outcome, code ?? NO_ERROR).inc(),
     attempt: (ms) => attempts.observe(ms / 1000),
@@ -67,5 +74,7 @@ export function deliveryMetrics(registry: Registry): DeliveryObserver {
     rowsDropped: (count) => dropped.inc(count),
     throttled: (endpoints) => throttled.inc(endpoints),
     orderedHeld: () => orderedHeld.inc(),
+    // a type outside the closed list would be a new label value: never, as the stored CHECK allows only these
+    notified: (type) => notified.labels(isStored(OPERATIONAL_EVENT_TYPES, type) ? type : "other").inc(),
   };
 }

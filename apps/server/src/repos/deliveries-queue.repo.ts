@@ -25,6 +25,8 @@ import { THROTTLE_STEPS_PER_SECOND } from "../domain/delivery/throttle.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
 import { failQueuedDeliveries, LIVE_SQL, QUEUED_ENDPOINTS, type StatementRunner } from "./delivery-sql.js";
+import { exhaustedDeliverySql, noticeDataSql, noticeFanOutSql, NOTIFIES, notifyDisabled, type NoticeMade } from "./notification-sql.js";
+import { exhaustsRetries } from "../domain/delivery/notices.js";
 import type { StoredEvent } from "./events.repo.js";
 
 export { failQueuedDeliveries, type StatementRunner } from "./delivery-sql.js";
@@ -134,6 +136,8 @@ export interface RecordResult {
   recorded: boolean;
   /** set when this outcome disabled the endpoint */
   disabled: DisableReason | null;
+  /** the operational notifications made about this outcome's endpoint by its batch, reported with one of its outcomes */
+  notices: NoticeMade[];
 }
 
 const ENDPOINT_COLUMNS = [
@@ -141,7 +145,7 @@ const ENDPOINT_COLUMNS = [
   "payload_include_informational", "auth_type", "auth_config", "auth_secret_enc", "secret_enc", "previous_secret_enc",
   "previous_secret_expires_at", "legacy_signature", "rate_limit", "delivery_order",
 ] as const satisfies readonly (keyof QueueEndpoint)[];
-const EVENT_COLUMNS = ["id", "type", "audit_id", "question_set_id", "document_id", "result", "raw_result", "responses", "occurred_at", "is_test"] as const satisfies readonly (keyof QueueEvent)[];
+const EVENT_COLUMNS = ["id", "type", "audit_id", "question_set_id", "document_id", "result", "raw_result", "responses", "occurred_at", "is_test", "data"] as const satisfies readonly (keyof QueueEvent)[];
 
 /** What the claim's throttles (domain/delivery/throttle.ts) held back. */
 export interface ClaimThrottle {
@@ -390,6 +394,7 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
     into.events.set(r.ev_id, {
       id: r.ev_id, type: r.ev_type, audit_id: r.ev_audit_id, question_set_id: r.ev_question_set_id, document_id: r.ev_document_id,
       result: r.ev_result, raw_result: r.ev_raw_result, responses: r.ev_responses, occurred_at: r.ev_occurred_at, is_test: r.ev_is_test,
+      data: r.ev_data,
     });
   }
 }
@@ -405,7 +410,7 @@ WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
     delivery_id uuid, created_at timestamptz, lease_token text, status text, attempt_count int, next_attempt_at timestamptz,
     last_response_status int, last_error_code text, last_error_message text, delivered_at timestamptz, next_trigger text,
-    at timestamptz, attempt_id uuid, trigger text, url text, started_at timestamptz, duration_ms int, response_body text)
+    at timestamptz, attempt_id uuid, trigger text, url text, started_at timestamptz, duration_ms int, response_body text, exhausted boolean)
 ), d AS (
   UPDATE webhook_deliveries w
      SET status = i.status, attempt_count = i.attempt_count, next_attempt_at = COALESCE(i.next_attempt_at, w.next_attempt_at),
@@ -415,7 +420,7 @@ WITH input AS (
     FROM input i
    WHERE w.id = ANY (ARRAY(SELECT delivery_id FROM input)) AND w.created_at = ANY (ARRAY(SELECT created_at FROM input))
      AND w.id = i.delivery_id AND w.created_at = i.created_at AND w.lease_owner = i.lease_token AND w.status IN ${LIVE_SQL}
-  RETURNING w.id, w.org_id, w.endpoint_id
+  RETURNING w.id, w.org_id, w.endpoint_id, w.event_id, w.event_type
 ), a AS (
   INSERT INTO webhook_delivery_attempts
          (id, org_id, delivery_id, endpoint_id, attempt_number, trigger, url, started_at, duration_ms,
@@ -425,27 +430,51 @@ WITH input AS (
     FROM d JOIN input i ON i.delivery_id = d.id
    WHERE i.attempt_id IS NOT NULL
 ), h AS (
-  UPDATE webhook_endpoints e SET failing_since = s.failing_since, updated_at = s.at
-    FROM jsonb_to_recordset($2::jsonb) AS s(endpoint_id uuid, failing_since timestamptz, at timestamptz)
-   WHERE e.id = s.endpoint_id AND e.status = 'enabled' AND e.failing_since IS DISTINCT FROM s.failing_since
-  RETURNING e.id
-), untaken AS MATERIALIZED (
+  -- \`was\`: the row as this statement found it, so the change of the outstanding notification is known
+  UPDATE webhook_endpoints e SET failing_since = s.failing_since, failing_notice_at = s.failing_notice_at, updated_at = s.at
+    FROM jsonb_to_recordset($2::jsonb) AS s(endpoint_id uuid, failing_since timestamptz, failing_notice_at timestamptz, at timestamptz),
+         webhook_endpoints was
+   WHERE e.id = s.endpoint_id AND was.id = e.id AND e.status = 'enabled'
+     AND (e.failing_since IS DISTINCT FROM s.failing_since OR e.failing_notice_at IS DISTINCT FROM s.failing_notice_at)
+  RETURNING e.id, e.org_id, e.url, e.kind, e.failing_since, s.at, was.failing_notice_at AS notice_before, e.failing_notice_at AS notice_after
+), notices AS (
+  -- a streak's notification made (failing) or ended (recovered): domain/delivery/notices.ts
+  SELECT h.org_id, CASE WHEN h.notice_before IS NULL THEN 'webhook_endpoint.failing' ELSE 'webhook_endpoint.recovered' END AS type, h.at,
+         ${noticeDataSql({ endpointId: "h.id", url: "h.url", failingSince: "COALESCE(h.notice_after, h.notice_before)", disabledReason: "NULL::text", delivery: "NULL::jsonb" })} AS data
+    FROM h
+   WHERE ${NOTIFIES("h")} AND (h.notice_before IS NULL) <> (h.notice_after IS NULL)
+  UNION ALL
+  SELECT d.org_id, 'webhook_delivery.exhausted', i.at,
+         ${noticeDataSql({
+           endpointId: "e.id", url: "e.url", failingSince: "COALESCE(sh.failing_since, e.failing_since)", disabledReason: "NULL::text",
+           delivery: exhaustedDeliverySql({
+             id: "d.id", eventId: "d.event_id", eventType: "d.event_type", attemptCount: "i.attempt_count", status: "i.last_response_status",
+             errorCode: "i.last_error_code", errorMessage: "i.last_error_message",
+           }),
+         })}
+    FROM d JOIN input i ON i.delivery_id = d.id
+    JOIN webhook_endpoints e ON e.id = d.endpoint_id AND ${NOTIFIES("e")}
+    LEFT JOIN h sh ON sh.id = d.endpoint_id
+   WHERE i.exhausted
+), ${noticeFanOutSql("notices")}, untaken AS MATERIALIZED (
   -- outcomes the update did not take: their rows changed hands, or were recorded already
   SELECT i.delivery_id, i.attempt_id, i.started_at FROM input i
    WHERE i.attempt_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM d WHERE d.id = i.delivery_id)
 )
-SELECT id FROM d
+SELECT 'recorded' AS kind, id::text AS id FROM d
+UNION ALL
+SELECT 'notice:' || type, endpoint_id FROM notice_events
 UNION ALL
 -- Recorded already: an outcome whose earlier write committed but whose answer was lost with its
 -- connection is written again by the recorder, and its attempt row (written in the same
 -- statement) shows it was recorded. One key lookup per untaken outcome, none in the usual case
 -- (a scalar subquery over the materialized rest, so it never becomes a join over the history).
-SELECT u.delivery_id FROM untaken u
+SELECT 'recorded', u.delivery_id::text FROM untaken u
  WHERE (SELECT true FROM webhook_delivery_attempts a
          WHERE a.id = u.attempt_id AND a.started_at = u.started_at AND a.delivery_id = u.delivery_id LIMIT 1)`;
 
 const LOCK_ENDPOINTS = `
-SELECT id, failing_since
+SELECT id, failing_since, failing_notice_at
   FROM webhook_endpoints
  WHERE id = ANY($1::uuid[]) AND status = 'enabled' AND deleted_at IS NULL
  ORDER BY id
@@ -460,7 +489,7 @@ RETURNING id`;
 const DEADLOCK = "40P01";
 const MAX_RECORD_TRIES = 4;
 
-function outcomeJson(o: OutcomeRecord, u: DeliveryUpdate) {
+function outcomeJson(o: OutcomeRecord, u: DeliveryUpdate, exhausted: boolean) {
   const a = o.attempt;
   return {
     delivery_id: o.deliveryId,
@@ -481,7 +510,14 @@ function outcomeJson(o: OutcomeRecord, u: DeliveryUpdate) {
     started_at: a?.started_at ?? null,
     duration_ms: a?.duration_ms ?? null,
     response_body: a?.response_body ?? null,
+    exhausted,
   };
+}
+
+/** What a batch's statement wrote: the outcomes it recorded, and the notifications it made. */
+interface Written {
+  recorded: Set<string>;
+  notices: NoticeMade[];
 }
 
 async function writeBatch(
@@ -489,23 +525,42 @@ async function writeBatch(
   outcomes: readonly OutcomeRecord[],
   updates: readonly DeliveryUpdate[],
   streaks: readonly StreakChange[],
-): Promise<Set<string>> {
-  const streakRows = streaks.map((s) => ({ endpoint_id: s.endpointId, failing_since: s.failingSince, at: s.at }));
-  const rows = await tx.query<{ id: string }>(
-    RECORD_BATCH,
-    [JSON.stringify(outcomes.map((o, i) => outcomeJson(o, updates[i]!))), JSON.stringify(streakRows)],
-    { name: "ars_record_batch" },
+  disabled: ReadonlyMap<string, unknown>,
+): Promise<Written> {
+  const streakRows = streaks.map((s) => ({ endpoint_id: s.endpointId, failing_since: s.failingSince, failing_notice_at: s.failingNoticeAt, at: s.at }));
+  const input = outcomes.map((o, i) =>
+    outcomeJson(o, updates[i]!, exhaustsRetries(o.update, o.effect, o.attempt?.trigger ?? null, disabled.has(o.endpointId))),
   );
-  return new Set(rows.map((r) => r.id));
+  const rows = await tx.query<{ kind: string; id: string }>(RECORD_BATCH, [JSON.stringify(input), JSON.stringify(streakRows)], { name: "ars_record_batch" });
+  const written: Written = { recorded: new Set(), notices: [] };
+  for (const r of rows) {
+    if (r.kind === "recorded") written.recorded.add(r.id);
+    else written.notices.push({ type: r.kind.slice("notice:".length), endpointId: r.id });
+  }
+  return written;
 }
 
 export function deliveriesQueueRepo(db: Database) {
   /** Successes only: one autocommit statement, which also ends the streaks they end. */
   async function recordHealthy(outcomes: readonly OutcomeRecord[]): Promise<RecordResult[]> {
     // successes end a streak whatever it was: nothing to read or lock first
-    const { streaks, updates } = batchHealth(outcomes, null, Infinity);
-    const recorded = await writeBatch(db, outcomes, updates, streaks);
-    return outcomes.map((o) => ({ recorded: recorded.has(o.deliveryId), disabled: null }));
+    const { streaks, updates, disabled } = batchHealth(outcomes, null, Infinity);
+    const written = await writeBatch(db, outcomes, updates, streaks, disabled);
+    return results(outcomes, written, new Map());
+  }
+
+  /** Each outcome's result; an endpoint's notifications are reported with its first recorded outcome. */
+  function results(outcomes: readonly OutcomeRecord[], written: Written, disabled: ReadonlyMap<string, { reason: DisableReason; at: Date }>): RecordResult[] {
+    const unreported = new Map<string, NoticeMade[]>();
+    for (const n of written.notices) unreported.set(n.endpointId, [...(unreported.get(n.endpointId) ?? []), n]);
+    return outcomes.map((o) => {
+      const ok = written.recorded.has(o.deliveryId);
+      const d = disabled.get(o.endpointId);
+      const notices = ok ? (unreported.get(o.endpointId) ?? []) : [];
+      if (notices.length) unreported.delete(o.endpointId);
+      // reported once, by the outcome that tipped the endpoint over
+      return { recorded: ok, disabled: ok && d && d.at === o.at ? d.reason : null, notices };
+    });
   }
 
   /**
@@ -516,20 +571,22 @@ export function deliveriesQueueRepo(db: Database) {
   function recordWithHealth(outcomes: readonly OutcomeRecord[], disableAfterMs: number): Promise<RecordResult[]> {
     return db.transaction(async (tx) => {
       const endpointIds = [...new Set(outcomes.filter((o) => o.effect).map((o) => o.endpointId))];
-      const stored = await tx.query<{ id: string; failing_since: Date | null }>(LOCK_ENDPOINTS, [endpointIds], { name: "ars_record_lock_endpoints" });
-      const { streaks, disabled, updates } = batchHealth(outcomes, new Map(stored.map((r) => [r.id, r.failing_since])), disableAfterMs);
-      const recorded = await writeBatch(tx, outcomes, updates, streaks);
+      const stored = await tx.query<{ id: string; failing_since: Date | null; failing_notice_at: Date | null }>(LOCK_ENDPOINTS, [endpointIds], {
+        name: "ars_record_lock_endpoints",
+      });
+      const health = new Map(stored.map((r) => [r.id, { failingSince: r.failing_since, failingNoticeAt: r.failing_notice_at }]));
+      const { streaks, disabled, updates } = batchHealth(outcomes, health, disableAfterMs);
+      const written = await writeBatch(tx, outcomes, updates, streaks, disabled);
       for (const [endpointId, d] of disabled) {
         const [row] = await tx.query(DISABLE, [endpointId, d.reason, d.at]);
-        if (row) await failQueuedDeliveries(tx, endpointId, d.reason, d.at);
-        else disabled.delete(endpointId);
+        if (!row) {
+          disabled.delete(endpointId);
+          continue;
+        }
+        await failQueuedDeliveries(tx, endpointId, d.reason, d.at);
+        written.notices.push(...(await notifyDisabled(tx, endpointId, d.at)));
       }
-      return outcomes.map((o) => {
-        const ok = recorded.has(o.deliveryId);
-        const d = disabled.get(o.endpointId);
-        // reported once, by the outcome that tipped the endpoint over
-        return { recorded: ok, disabled: ok && d && d.at === o.at ? d.reason : null };
-      });
+      return results(outcomes, written, disabled);
     });
   }
 

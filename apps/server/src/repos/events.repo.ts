@@ -5,18 +5,12 @@ import type { Page, PageRequest } from "../lib/page.js";
 import type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 import type { CountCache } from "./count-cache.js";
 import { keysetReader, type Condition } from "./keyset.js";
+import { TEST_NOTICE } from "./notification-sql.js";
+import { uuidv7Sql } from "./uuidv7-sql.js";
 
 export type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 
 export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { responses: StoredResponse[] };
-
-/**
- * A UUIDv7 made by PostgreSQL (48-bit millisecond time, version 7, random rest), so fan-out can
- * create its deliveries inside the INSERT … SELECT that finds the matching endpoints. Its time is
- * the delivery's created_at (`at`), so the id names the day partition that holds the row.
- */
-const uuidv7Sql = (at: string) => `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing
-  substring(int8send(floor(extract(epoch from ${at}::timestamptz) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid`;
 
 // Events are partitioned by day, and a unique index on a partitioned table must include the
 // partition key: no index can say "one row per id" across days. An event id is chosen by its
@@ -137,7 +131,7 @@ export interface EventFilters {
 
 /** Every column, in the model's order: a list row is the stored event. */
 const EVENT_LIST_COLUMNS = `t.id, t.org_id, t.type, t.audit_id, t.question_set_id, t.document_id, t.result, t.raw_result,
-  t.responses, t.occurred_at, t.created_at, t.is_test`;
+  t.responses, t.occurred_at, t.created_at, t.is_test, t.data`;
 
 function eventConditions(f: EventFilters): Condition[] {
   const c: Condition[] = [];
@@ -187,6 +181,12 @@ export function eventsRepo(db: Database, counts: CountCache) {
         ]);
       });
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
+    },
+
+    /** A sample operational notification for one operational endpoint (TEST_NOTICE); null when it is not live and enabled. */
+    async publishTestNotice(endpointId: string, at: Date, first: NewDelivery): Promise<string | null> {
+      const [row] = await db.query<{ id: string }>(TEST_NOTICE, [endpointId, at, first.status, first.attempt_count, first.next_attempt_at, first.next_trigger]);
+      return row?.id ?? null;
     },
 
     /** Stores a batch of one org's events and their deliveries in one statement; results by event id. */

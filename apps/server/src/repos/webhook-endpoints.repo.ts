@@ -2,6 +2,7 @@ import type { Prisma, PrismaClient, WebhookEndpoint } from "../generated/prisma/
 import type { Requeue } from "../domain/delivery/requeue.js";
 import type { UnavailableCause } from "../domain/delivery/unavailable.js";
 import { failQueuedDeliveries, type StatementRunner } from "./delivery-sql.js";
+import { notifyDisabled, type NoticeMade } from "./notification-sql.js";
 import { listOrder, paginate, type PageRequest } from "./keyset.js";
 
 export type EndpointRow = WebhookEndpoint;
@@ -9,16 +10,18 @@ export type EndpointRow = WebhookEndpoint;
 /** The endpoints that count toward an org's limit: every live one, webhook listeners included (from their creation). */
 export const COUNTS_TOWARD_LIMIT = { deleted_at: null } as const satisfies Prisma.WebhookEndpointWhereInput;
 
+/** A Prisma transaction as the raw-SQL modules' statement runner. */
+const runnerOf = (tx: Prisma.TransactionClient): StatementRunner => ({ query: (sql, params = []) => tx.$queryRawUnsafe(sql, ...params) });
+
 /** The queue's one failQueuedDeliveries, run inside this Prisma transaction. */
 function failQueued(tx: Prisma.TransactionClient, endpointId: string, cause: UnavailableCause, now: Date) {
-  const runner: StatementRunner = { query: (sql, params = []) => tx.$queryRawUnsafe(sql, ...params) };
-  return failQueuedDeliveries(runner, endpointId, cause, now);
+  return failQueuedDeliveries(runnerOf(tx), endpointId, cause, now);
 }
 
 export function webhookEndpointsRepo(prisma: PrismaClient) {
   return {
-    list(orgId: string, status: string | undefined, page: PageRequest) {
-      const where: Prisma.WebhookEndpointWhereInput = { org_id: orgId, deleted_at: null, ...(status && { status }) };
+    list(orgId: string, f: { status?: string | undefined; kind?: string | undefined }, page: PageRequest) {
+      const where: Prisma.WebhookEndpointWhereInput = { org_id: orgId, deleted_at: null, ...(f.status && { status: f.status }), ...(f.kind && { kind: f.kind }) };
       return paginate<EndpointRow>(page, {
         cursor: (id) => prisma.webhookEndpoint.findFirst({ where: { id, org_id: orgId }, select: { id: true, created_at: true } }),
         rows: (keyset, order, take) =>
@@ -46,10 +49,21 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
 
     /**
      * Applies a validated partial update in one transaction: either every field changes (and a
-     * disable fails the queued deliveries) or, when the endpoint is not live, nothing does.
+     * disable fails the queued deliveries and notifies the org's operational endpoints) or, when
+     * the endpoint is not live, nothing does. Answers the row and the notifications made.
      */
-    update(orgId: string, id: string, data: Prisma.WebhookEndpointUpdateManyMutationInput, status: "enabled" | "disabled" | undefined, now: Date): Promise<EndpointRow | null> {
+    update(
+      orgId: string,
+      id: string,
+      data: Prisma.WebhookEndpointUpdateManyMutationInput,
+      status: "enabled" | "disabled" | undefined,
+      now: Date,
+    ): Promise<{ row: EndpointRow; notices: NoticeMade[] } | null> {
       return prisma.$transaction(async (tx) => {
+        // the row first (lock order: endpoint, then deliveries), so only a change from enabled disables and notifies
+        const [before] = await tx.$queryRaw<{ status: string }[]>`
+          SELECT status FROM webhook_endpoints WHERE id = ${id}::uuid AND org_id = ${orgId} AND deleted_at IS NULL FOR NO KEY UPDATE`;
+        if (!before) return null;
         const statusData: Prisma.WebhookEndpointUpdateManyMutationInput =
           status === "disabled"
             ? { status, disabled_reason: "manual", disabled_at: now }
@@ -61,8 +75,12 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
           data: { ...data, ...statusData, updated_at: now },
         });
         if (!count) return null;
-        if (status === "disabled") await failQueued(tx, id, "manual", now);
-        return tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
+        const notices: NoticeMade[] = [];
+        if (status === "disabled" && before.status === "enabled") {
+          await failQueued(tx, id, "manual", now);
+          notices.push(...(await notifyDisabled(runnerOf(tx), id, now)));
+        }
+        return { row: await tx.webhookEndpoint.findUniqueOrThrow({ where: { id } }), notices };
       });
     },
 

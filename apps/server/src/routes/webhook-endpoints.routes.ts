@@ -22,7 +22,7 @@ export function webhookEndpointsRoutes({ webhookEndpoints: svc, webhookDeliverie
   return Router({ caseSensitive: true })
     .get("/v2/webhook_endpoints", async function listWebhookEndpoints(req: Validated<unknown, ListQuery>, res) {
       const query = req.query;
-      const page = await svc.listWebhookEndpoints(authOf(req), query.status, pageRequest(query));
+      const page = await svc.listWebhookEndpoints(authOf(req), { status: query.status, kind: query.kind }, pageRequest(query));
       sendList(res, page, presentWebhookEndpoint);
     })
     .post("/v2/webhook_endpoints", async function createWebhookEndpoint(req: Validated<CreateWebhookEndpointRequest>, res) {

@@ -125,11 +125,18 @@ export function eventsService({ events, endpoints, onQueued, now: clockNow }: Ev
       return { created: true, deliveriesCreated: published.deliveryIds.length };
     },
 
-    /** A synthetic audit.completed for one endpoint, whatever its filters; flagged is_test. */
+    /** A synthetic audit.completed for one endpoint, whatever its filters (a sample notification for an operational endpoint); flagged is_test. */
     async sendTestWebhookEvent(auth: AuthContext, endpointId: string) {
       const endpoint = await endpoints.findOrThrow(auth, endpointId);
       if (endpoint.status !== "enabled") throw new EndpointDisabledError();
       const now = clockNow();
+      if (endpoint.kind === "operational") {
+        // an operational endpoint receives notifications, not audits: its sample is one about itself
+        const deliveryId = await events.publishTestNotice(endpoint.id, now, newDelivery(true, now));
+        if (!deliveryId) throw new EndpointDisabledError();
+        onQueued();
+        return deliveryId;
+      }
       const published = await events.publish(
         {
           id: newId(),

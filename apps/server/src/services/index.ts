@@ -5,6 +5,7 @@ import type { WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import { createCountCache } from "../repos/count-cache.js";
 import { codingEvaluationsRepo } from "../repos/coding-evaluations.repo.js";
 import { eventsRepo } from "../repos/events.repo.js";
+import type { NoticeMade } from "../repos/notification-sql.js";
 import { idempotencyKeysRepo } from "../repos/idempotency-keys.repo.js";
 import { portalSessionsRepo } from "../repos/portal-sessions.repo.js";
 import { questionSetsRepo } from "../repos/question-sets.repo.js";
@@ -32,6 +33,8 @@ export interface ServicesDeps {
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
   onQueued: () => void;
+  /** operational notifications were made by a request (an endpoint disabled by hand) */
+  onNotified: (notices: readonly NoticeMade[]) => void;
   /** an endpoint was updated, deleted or had its secret rotated: every process drops what it cached of it */
   onEndpointChanged: (endpointId: string) => void;
   /** the webhook listener streams this process holds (the delivery engine's listener transport) */
@@ -43,7 +46,7 @@ export interface ServicesDeps {
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, onEndpointChanged, listenerStreams, retention, now }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, onNotified, onEndpointChanged, listenerStreams, retention, now }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts, replica);
@@ -56,6 +59,7 @@ export function createServices({ db, replica, secretBox, urlCheck, rotationGrace
     urlCheck,
     rotationGraceMs,
     onQueued,
+    onNotified,
     onEndpointChanged,
     retention,
     now,

@@ -1,5 +1,6 @@
 import type {
   AuthenticationInput,
+  EndpointKind,
   CreateWebhookEndpointRequest,
   CreateWebhookListenerRequest,
   PayloadField,
@@ -11,6 +12,8 @@ import type {
 import type { Prisma } from "../generated/prisma/client.js";
 import type { AuthContext } from "../auth/context.js";
 import { recovery } from "../domain/delivery/requeue.js";
+import { AUDIT_ONLY_FIELDS, defaultEventTypes, subscriptionProblem } from "../domain/endpoint-kind.js";
+import { ENDPOINT_KINDS, stored } from "../lib/stored-values.js";
 import {
   DeliveryExpiringError,
   EndpointDisabledError,
@@ -30,6 +33,7 @@ import { listenerIdOf, listenerUrl } from "../lib/listener-url.js";
 import { generateSigningSecret, listenerSigningSecret, secretHint } from "../lib/signing-secrets.js";
 import { checkWebhookUrl, type WebhookUrlCheckOptions } from "../net/webhook-url.js";
 import type { QuestionSetsRepo } from "../repos/question-sets.repo.js";
+import type { NoticeMade } from "../repos/notification-sql.js";
 import type { WebhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 import type { WebhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 
@@ -65,6 +69,8 @@ export interface WebhookEndpointsDeps {
   now: () => Date;
   /** wakes the dispatchers when deliveries were queued */
   onQueued: () => void;
+  /** operational notifications were made (an endpoint disabled by hand): their log line and metric */
+  onNotified: (notices: readonly NoticeMade[]) => void;
   /** an endpoint was updated, deleted or had its secret rotated: every process drops what it cached of it */
   onEndpointChanged: (endpointId: string) => void;
   /** what a recovery may still revive */
@@ -163,6 +169,19 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     return setIds;
   }
 
+  /** The create or update fields this kind of endpoint cannot have (domain/endpoint-kind.ts), every one named. */
+  function checkKind(kind: EndpointKind, body: Pick<CreateWebhookEndpointRequest, "event_types" | "filters" | "payload">): void {
+    const issues: { name: string; message: string }[] = [];
+    const problem = body.event_types && subscriptionProblem(kind, body.event_types);
+    if (problem) issues.push({ name: "event_types", message: problem });
+    if (kind === "operational") {
+      for (const field of AUDIT_ONLY_FIELDS) {
+        if (body[field] !== undefined) issues.push({ name: field, message: "applies to audit endpoints only: an operational endpoint receives every notification it subscribes to, as documented" });
+      }
+    }
+    if (issues.length) throw ValidationError.many("body", issues);
+  }
+
   /** The row of a new endpoint: the create's fields with their defaults, validated. */
   async function newEndpoint(
     auth: AuthContext,
@@ -171,6 +190,8 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
     body: Omit<CreateWebhookEndpointRequest, "url">,
     secret: string,
   ): Promise<Prisma.WebhookEndpointUncheckedCreateInput & { created_at: Date }> {
+    const kind = body.kind ?? "audit";
+    checkKind(kind, body);
     const payload = payloadColumns(body.payload);
     const setIds = await checkQuestionSets(auth, body.filters?.question_set_ids ?? []);
     const receiver = await receiverAuth(body.authentication, urlCheck);
@@ -181,7 +202,8 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       url,
       description: body.description ?? null,
       status: "enabled",
-      event_types: body.event_types ?? ["audit.completed"],
+      kind,
+      event_types: body.event_types ?? defaultEventTypes(kind),
       filter_question_set_ids: setIds,
       filter_audit_results: body.filters?.audit_results ?? "all",
       ...payload,
@@ -198,8 +220,8 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
   }
 
   return {
-    listWebhookEndpoints(auth: AuthContext, status: WebhookEndpointStatus | undefined, page: PageRequest) {
-      return endpoints.list(auth.orgId, status, page);
+    listWebhookEndpoints(auth: AuthContext, filters: { status?: WebhookEndpointStatus | undefined; kind?: EndpointKind | undefined }, page: PageRequest) {
+      return endpoints.list(auth.orgId, filters, page);
     },
 
     async createWebhookEndpoint(auth: AuthContext, body: CreateWebhookEndpointRequest) {
@@ -247,6 +269,7 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
           ...(body.authentication !== undefined ? [{ name: "authentication", message }] : []),
         ]);
       }
+      checkKind(stored(ENDPOINT_KINDS, current.kind), body);
       const data: Prisma.WebhookEndpointUpdateManyMutationInput = {};
       if (body.url !== undefined) {
         await checkUrl(body.url);
@@ -270,7 +293,12 @@ export function webhookEndpointsService(deps: WebhookEndpointsDeps) {
       if (body.rate_limit !== undefined) data.rate_limit = body.rate_limit;
       // applies from the next claim: the queue is then taken head first, in event order
       if (body.delivery_order !== undefined) data.delivery_order = body.delivery_order;
-      return changed(id, found(await endpoints.update(auth.orgId, id, data, body.status, now())));
+      const updated = found(await endpoints.update(auth.orgId, id, data, body.status, now()));
+      if (updated.notices.length) {
+        deps.onNotified(updated.notices);
+        deps.onQueued();
+      }
+      return changed(id, updated.row);
     },
 
     async deleteWebhookEndpoint(auth: AuthContext, id: string) {

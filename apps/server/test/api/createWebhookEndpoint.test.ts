@@ -48,6 +48,7 @@ describe("POST /v2/webhook_endpoints", () => {
       signing: { secret_hint: expect.any(String), legacy_signature: false, previous_secret_expires_at: null },
       rate_limit: null,
       delivery_order: "unordered",
+      kind: "audit",
       failing_since: null,
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),

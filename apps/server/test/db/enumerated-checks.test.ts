@@ -36,6 +36,7 @@ const CONTRACT: Record<keyof typeof ENUMERATED_COLUMNS, () => readonly string[]>
   "webhook_endpoints.payload_responses_filter": () => enumOf("ResponsesFilter"),
   "webhook_endpoints.auth_type": () => discriminators("Authentication"),
   "webhook_endpoints.delivery_order": () => enumOf("DeliveryOrder"),
+  "webhook_endpoints.kind": () => enumOf("EndpointKind"),
   "events.type": () => enumOf("EventType"),
   "events.result": () => enumOf("AuditResult"),
   "webhook_deliveries.event_type": () => enumOf("EventType"),

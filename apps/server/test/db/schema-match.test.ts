@@ -114,9 +114,15 @@ describe("migrated database matches schema.prisma", () => {
     // p = primary key, f = foreign key, n = NOT NULL (catalogued as constraints since PostgreSQL 18)
     const unexpected = actual.constraintTypes.filter((c) => c.table !== MIGRATIONS_TABLE && !["p", "f", "n", "c"].includes(c.type));
     expect(unexpected).toEqual([]);
-    // c = CHECK: one per enumerated column (lib/stored-values.ts) and the auth_config shape
+    // c = CHECK: one per enumerated column (lib/stored-values.ts), the auth_config shape, what each
+    // kind of endpoint subscribes to, and which columns each kind of event fills
     const checks = actual.constraintTypes.filter((c) => c.type === "c").map((c) => c.name);
-    const expectedChecks = [...Object.keys(ENUMERATED_COLUMNS).map((k) => `${k.replace(".", "_")}_check`), "webhook_endpoints_auth_config_check"];
+    const expectedChecks = [
+      ...Object.keys(ENUMERATED_COLUMNS).map((k) => `${k.replace(".", "_")}_check`),
+      "webhook_endpoints_auth_config_check",
+      "webhook_endpoints_kind_event_types_check",
+      "events_shape_check",
+    ];
     expect(checks.sort()).toEqual(expectedChecks.sort());
   });
 

@@ -22,7 +22,7 @@ const event: QueueEvent = {
   raw_result: null,
   responses: [],
   occurred_at: new Date("2026-11-21T09:00:00.000Z"),
-  is_test: false,
+  is_test: false, data: null,
 };
 
 function endpoint(over: Partial<QueueEndpoint> = {}): QueueEndpoint {

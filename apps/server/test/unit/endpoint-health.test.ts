@@ -57,14 +57,18 @@ describe("batchHealth (a recorded batch's effect on its endpoints)", () => {
       { endpointId: A, effect: null, at: now, update: update("retrying") },
       { endpointId: B, effect: "failing" as const, at: now, update: update("retrying") },
     ];
-    const stored = new Map([[A, at(-DISABLE_AFTER_MS - 1)], [B, at(-1000)]]);
+    const stored = new Map([
+      [A, { failingSince: at(-DISABLE_AFTER_MS - 1), failingNoticeAt: at(-DISABLE_AFTER_MS - 1) }],
+      [B, { failingSince: at(-1000), failingNoticeAt: null }],
+    ]);
     const out = batchHealth(outcomes, stored, DISABLE_AFTER_MS);
     expect(out.disabled).toEqual(new Map([[A, { reason: "failing", at: now }]]));
     expect(out.updates.map((u) => [u.status, u.next_attempt_at])).toEqual([["failed", null], ["failed", null], ["retrying", at(60_000)]]);
     expect(out.updates[0]!.last_error_message).toBe("receiver answered 500");
     expect(out.streaks).toEqual([
-      { endpointId: A, failingSince: at(-DISABLE_AFTER_MS - 1), at: now },
-      { endpointId: B, failingSince: at(-1000), at: now },
+      // A's notification is outstanding already; B's streak has none yet: it is made now, about the streak's start
+      { endpointId: A, failingSince: at(-DISABLE_AFTER_MS - 1), failingNoticeAt: at(-DISABLE_AFTER_MS - 1), at: now },
+      { endpointId: B, failingSince: at(-1000), failingNoticeAt: at(-1000), at: now },
     ]);
   });
 
@@ -82,7 +86,8 @@ describe("batchHealth (a recorded batch's effect on its endpoints)", () => {
       null,
       DISABLE_AFTER_MS,
     );
-    expect(out.streaks).toEqual([{ endpointId: A, failingSince: null, at: now }]);
+    // the success clears an outstanding notification too (recovered is made where it is stored)
+    expect(out.streaks).toEqual([{ endpointId: A, failingSince: null, failingNoticeAt: null, at: now }]);
     expect(out.disabled.size).toBe(0);
   });
 });

@@ -15,6 +15,7 @@ const event: PayloadEvent = {
   raw_result: "FAIL (72.5%)",
   occurred_at: new Date("2026-11-21T09:30:00.123Z"),
   is_test: false,
+  data: null,
   responses: [
     { question_id: Q1, query: "Chief complaint documented?", answer: "No", context: "HPI empty.", passed: false, informational: false },
     { question_id: Q2, query: "Vitals recorded?", answer: "Yes", context: null, passed: true, informational: false },

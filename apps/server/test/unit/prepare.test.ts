@@ -34,7 +34,7 @@ const event: QueueEvent = {
     { question_id: "q2", query: "Which clinic?", answer: "North", context: null, passed: null, informational: true },
   ],
   occurred_at: new Date("2026-11-21T09:00:00.000Z"),
-  is_test: false,
+  is_test: false, data: null,
 };
 
 function keysOf(over: { previous?: boolean; until?: Date } = {}) {

@@ -857,6 +857,62 @@ export interface components {
          */
         AttemptTrigger: "scheduled" | "manual" | "test";
         /**
+         * @description An event as it was published: the audit it is about, its result and every answered
+         *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
+         *     received it, `occurred_at` when the audit completed.
+         * @example {
+         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *       "object": "event",
+         *       "type": "audit.completed",
+         *       "is_test": false,
+         *       "data": {
+         *         "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
+         *         "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
+         *         "document_id": "doc-8841",
+         *         "result": "failed",
+         *         "raw_result": "FAIL (72.5%)",
+         *         "responses": [
+         *           {
+         *             "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
+         *             "query": "Is the patient's chief complaint documented?",
+         *             "answer": "No",
+         *             "context": "HPI section is empty.",
+         *             "passed": false,
+         *             "informational": false
+         *           }
+         *         ]
+         *       },
+         *       "occurred_at": "2026-11-21T09:29:58.000Z",
+         *       "created_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        AuditCompletedEvent: {
+            created_at: components["schemas"]["Timestamp"];
+            data: components["schemas"]["EventData"];
+            /**
+             * Format: uuid
+             * @description The event id; receivers got it as `webhook-id`.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
+             */
+            id: string;
+            /**
+             * @description True for a sample event sent by *Send a test event* (its ids are made up).
+             * @example false
+             */
+            is_test: boolean;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            occurred_at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audit.completed";
+        };
+        /**
          * @description The `standard_v1` body of `audit.completed`: the event that `GET /v2/events/{webhook-id}`
          *     returns, reduced to the endpoint's `payload` settings and spelled in camelCase (the names
          *     `payload.fields` selects). Field by field: `type` is the event's `type`; `timestamp` its
@@ -1294,6 +1350,7 @@ export interface components {
          *       "org_id": "0193a5b2-0000-7000-8000-00000000a001",
          *       "url": "https://hooks.example-receiver.com/audit-review",
          *       "description": null,
+         *       "kind": "audit",
          *       "status": "enabled",
          *       "disabled_reason": null,
          *       "disabled_at": null,
@@ -1375,15 +1432,16 @@ export interface components {
             /** @example Compliance team receiver */
             description?: string | null;
             /**
-             * @default [
-             *       "audit.completed"
-             *     ]
+             * @description What the endpoint subscribes to: `[audit.completed]` (the default) for an `audit`
+             *     endpoint, which subscribes to nothing else; for an `operational` endpoint, any of the
+             *     four operational types (all four by default).
              * @example [
              *       "audit.completed"
              *     ]
              */
             event_types?: components["schemas"]["EventType"][];
             filters?: components["schemas"]["WebhookEndpointFiltersInput"];
+            kind?: components["schemas"]["EndpointKind"];
             payload?: components["schemas"]["WebhookEndpointPayloadInput"];
             rate_limit?: components["schemas"]["EndpointRateLimit"];
             signing?: components["schemas"]["WebhookEndpointSigningInput"];
@@ -1601,6 +1659,20 @@ export interface components {
          */
         EmLevel: "straightforward" | "low" | "moderate" | "high" | null;
         /**
+         * @description What the endpoint receives, fixed when it is created. `audit` (the default): the events
+         *     your pipeline publishes (`audit.completed`), reduced by the endpoint's `filters` and
+         *     `payload` settings. `operational`: the service's notifications about your `audit`
+         *     endpoints and their deliveries (`webhook_endpoint.failing`, `webhook_endpoint.disabled`,
+         *     `webhook_endpoint.recovered`, `webhook_delivery.exhausted`; all four unless `event_types`
+         *     names some). Both are signed, retried, rate-limited and recorded alike, and count toward
+         *     the same endpoint limit. An operational endpoint's own failures, disabling and exhausted
+         *     deliveries notify nobody, so a broken notification receiver cannot feed itself.
+         * @default audit
+         * @example audit
+         * @enum {string}
+         */
+        EndpointKind: "audit" | "operational";
+        /**
          * @description Most deliveries per second this endpoint is sent, from every worker together; null (the
          *     default) sends as fast as the receiver answers. Deliveries past the limit wait in the
          *     queue: they never fail because of it, and waiting is neither an attempt nor a step of the
@@ -1617,9 +1689,9 @@ export interface components {
          */
         ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "LISTENER_LIMIT_REACHED" | "ORIGIN_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         /**
-         * @description An event as it was published: the audit it is about, its result and every answered
-         *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
-         *     received it, `occurred_at` when the audit completed.
+         * @description An event: `audit.completed` (published by your pipeline) or one of the operational
+         *     notifications the service makes about your endpoints (see `EventType`). `type` says which;
+         *     new types may be added (see *Compatibility*).
          * @example {
          *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
          *       "object": "event",
@@ -1646,28 +1718,7 @@ export interface components {
          *       "created_at": "2026-11-21T09:30:00.000Z"
          *     }
          */
-        Event: {
-            created_at: components["schemas"]["Timestamp"];
-            data: components["schemas"]["EventData"];
-            /**
-             * Format: uuid
-             * @description The event id; receivers got it as `webhook-id`.
-             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
-             */
-            id: string;
-            /**
-             * @description True for a sample event sent by *Send a test event* (its ids are made up).
-             * @example false
-             */
-            is_test: boolean;
-            /**
-             * @example event
-             * @enum {string}
-             */
-            object: "event";
-            occurred_at: components["schemas"]["Timestamp"];
-            type: components["schemas"]["EventType"];
-        };
+        Event: components["schemas"]["AuditCompletedEvent"] | components["schemas"]["OperationalEvent"];
         /**
          * @description What the event says about its audit.
          * @example {
@@ -1787,11 +1838,58 @@ export interface components {
             question_id: string;
         };
         /**
-         * @description An event type an endpoint can subscribe to.
+         * @description An event type. `audit.completed` is published by your scoring pipeline and is the only type
+         *     an `audit` endpoint subscribes to. The other four are operational notifications, made by the
+         *     delivery engine about your `audit` endpoints and delivered only to `operational`
+         *     endpoints (see `EndpointKind`):
+         *
+         *     - `webhook_endpoint.failing`: an endpoint's failure streak began (an attempt failed after
+         *       a success, or after it was created or re-enabled). Sent once per streak: not again while
+         *       it keeps failing, until it has recovered.
+         *     - `webhook_endpoint.disabled`: an endpoint was disabled, automatically (`failing`: still
+         *       failing after 5 days), by its receiver (`gone`: `410 Gone`) or by hand (`manual`).
+         *     - `webhook_endpoint.recovered`: an endpoint that was reported `failing` delivered
+         *       successfully again (whether or not it was disabled and re-enabled in between).
+         *     - `webhook_delivery.exhausted`: a delivery failed its last scheduled attempt; no automatic
+         *       attempt remains (*Retry a webhook delivery* or *Re-send an endpoint's failed
+         *       deliveries* still can).
          * @example audit.completed
          * @enum {string}
          */
-        EventType: "audit.completed";
+        EventType: "audit.completed" | "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered" | "webhook_delivery.exhausted";
+        /**
+         * @description The delivery whose retries ran out (`webhook_delivery.exhausted` only; null otherwise).
+         * @example {
+         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f91",
+         *       "event_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
+         *       "event_type": "audit.completed",
+         *       "attempt_count": 8,
+         *       "last_response_status": 503,
+         *       "last_error": {
+         *         "code": "unexpected_status",
+         *         "message": "receiver answered 503"
+         *       }
+         *     }
+         */
+        ExhaustedDelivery: {
+            /** @example 8 */
+            attempt_count: number;
+            /**
+             * Format: uuid
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
+             */
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            /**
+             * Format: uuid
+             * @description The delivery (`GET /v2/webhook_deliveries/{id}` lists its attempts).
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f91
+             */
+            id: string;
+            last_error: components["schemas"]["DeliveryError"];
+            /** @example 503 */
+            last_response_status: number | null;
+        } | null;
         /**
          * @description An ICD-10-CM code found in the document.
          * @example {
@@ -2178,6 +2276,167 @@ export interface components {
              */
             question_id: string;
         };
+        /**
+         * @description A notification the service made about one of your `audit` endpoints or its deliveries,
+         *     delivered to your `operational` endpoints (see `EventType` for when each is made).
+         *     `occurred_at` is when the change happened, `created_at` when it was recorded (the same
+         *     instant). Never a test event: *Send a test event* to an operational endpoint sends a
+         *     `webhook_endpoint.failing` about that endpoint itself, flagged `is_test`, which is listed
+         *     here too.
+         * @example {
+         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f90",
+         *       "object": "event",
+         *       "type": "webhook_endpoint.disabled",
+         *       "is_test": false,
+         *       "data": {
+         *         "endpoint_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+         *         "endpoint_url": "https://hooks.example-receiver.com/audit-review",
+         *         "failing_since": "2026-11-16T09:30:00.000Z",
+         *         "disabled_reason": "failing",
+         *         "delivery": null
+         *       },
+         *       "occurred_at": "2026-11-21T09:30:00.000Z",
+         *       "created_at": "2026-11-21T09:30:00.000Z"
+         *     }
+         */
+        OperationalEvent: {
+            created_at: components["schemas"]["Timestamp"];
+            data: components["schemas"]["OperationalEventData"];
+            /**
+             * Format: uuid
+             * @description The event id; receivers got it as `webhook-id`.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f90
+             */
+            id: string;
+            /**
+             * @description True only for a sample sent by *Send a test event*.
+             * @example false
+             */
+            is_test: boolean;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            occurred_at: components["schemas"]["Timestamp"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered" | "webhook_delivery.exhausted";
+        };
+        /**
+         * @description What an operational notification says about the endpoint (and, for `webhook_delivery.exhausted`, the delivery).
+         * @example {
+         *       "endpoint_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+         *       "endpoint_url": "https://hooks.example-receiver.com/audit-review",
+         *       "failing_since": "2026-11-16T09:30:00.000Z",
+         *       "disabled_reason": "failing",
+         *       "delivery": null
+         *     }
+         */
+        OperationalEventData: {
+            delivery: components["schemas"]["ExhaustedDelivery"];
+            disabled_reason: components["schemas"]["DisabledReason"];
+            /**
+             * Format: uuid
+             * @description The `audit` endpoint the notification is about.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80
+             */
+            endpoint_id: string;
+            /**
+             * @description Its URL when the notification was made.
+             * @example https://hooks.example-receiver.com/audit-review
+             */
+            endpoint_url: string;
+            /**
+             * Format: date-time
+             * @description The start of the failure streak the notification is about: the one that began
+             *     (`failing`), was running when the endpoint was disabled (`disabled`; null for an
+             *     endpoint disabled while healthy), ended (`recovered`), or is running (`exhausted`).
+             * @example 2026-11-16T09:30:00.000Z
+             */
+            failing_since: string | null;
+        };
+        /**
+         * @description The body an `operational` endpoint receives: the operational event that
+         *     `GET /v2/events/{webhook-id}` returns, spelled in camelCase like `audit.completed`
+         *     bodies. `type` is the event's `type`, `timestamp` its `occurred_at`, `isTest` its
+         *     `is_test`, and `data` its `data` field by field (`endpointId` = `endpoint_id`, ...,
+         *     `delivery.lastError` = `delivery.last_error`). New fields may be added: ignore the ones
+         *     you do not know.
+         * @example {
+         *       "type": "webhook_endpoint.disabled",
+         *       "timestamp": "2026-11-21T09:30:00.000Z",
+         *       "isTest": false,
+         *       "data": {
+         *         "endpointId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+         *         "endpointUrl": "https://hooks.example-receiver.com/audit-review",
+         *         "failingSince": "2026-11-16T09:30:00.000Z",
+         *         "disabledReason": "failing",
+         *         "delivery": null
+         *       }
+         *     }
+         */
+        OperationalEventPayload: {
+            /**
+             * @example {
+             *       "endpointId": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
+             *       "endpointUrl": "https://hooks.example-receiver.com/audit-review",
+             *       "failingSince": "2026-11-16T09:30:00.000Z",
+             *       "disabledReason": "failing",
+             *       "delivery": null
+             *     }
+             */
+            data: {
+                /** @example null */
+                delivery: {
+                    /** @example 8 */
+                    attemptCount: number;
+                    /**
+                     * Format: uuid
+                     * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
+                     */
+                    eventId: string;
+                    eventType: components["schemas"]["EventType"];
+                    /**
+                     * Format: uuid
+                     * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f91
+                     */
+                    id: string;
+                    lastError: components["schemas"]["DeliveryError"];
+                    /** @example 503 */
+                    lastResponseStatus: number | null;
+                } | null;
+                disabledReason: components["schemas"]["DisabledReason"];
+                /**
+                 * Format: uuid
+                 * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80
+                 */
+                endpointId: string;
+                /** @example https://hooks.example-receiver.com/audit-review */
+                endpointUrl: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-16T09:30:00.000Z
+                 */
+                failingSince: string | null;
+            };
+            /**
+             * @description `true` for a delivery of *Send a test event*: set it aside.
+             * @example false
+             */
+            isTest: boolean;
+            /** @description When the change happened. */
+            timestamp: string & components["schemas"]["Timestamp"];
+            type: components["schemas"]["OperationalEventType"];
+        };
+        /**
+         * @description The operational notifications (see `EventType`).
+         * @example webhook_endpoint.disabled
+         * @enum {string}
+         */
+        OperationalEventType: "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered" | "webhook_delivery.exhausted";
         /**
          * @description A field of the `standard_v1` payload an endpoint can select.
          * @example data.result
@@ -3007,6 +3266,7 @@ export interface components {
          *       "org_id": "0193a5b2-0000-7000-8000-00000000a001",
          *       "url": "https://hooks.example-receiver.com/audit-review",
          *       "description": "Compliance team receiver",
+         *       "kind": "audit",
          *       "status": "enabled",
          *       "disabled_reason": null,
          *       "disabled_at": null,
@@ -3077,6 +3337,7 @@ export interface components {
              * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80
              */
             id: string;
+            kind: components["schemas"]["EndpointKind"];
             /**
              * @example webhook_endpoint
              * @enum {string}
@@ -3137,6 +3398,7 @@ export interface components {
          *           "org_id": "0193a5b2-0000-7000-8000-00000000a001",
          *           "url": "https://hooks.example-receiver.com/audit-review",
          *           "description": "Compliance team receiver",
+         *           "kind": "audit",
          *           "status": "enabled",
          *           "disabled_reason": null,
          *           "disabled_at": null,
@@ -3321,6 +3583,7 @@ export interface components {
             /** @example Compliance team receiver */
             description?: string | null;
             /**
+             * @description As on create, for the endpoint's `kind` (which cannot change).
              * @example [
              *       "audit.completed"
              *     ]
@@ -3831,6 +4094,7 @@ export interface components {
     pathItems: never;
 }
 export type AttemptTrigger = components['schemas']['AttemptTrigger'];
+export type AuditCompletedEvent = components['schemas']['AuditCompletedEvent'];
 export type AuditCompletedPayload = components['schemas']['AuditCompletedPayload'];
 export type AuditResponseItem = components['schemas']['AuditResponseItem'];
 export type AuditResult = components['schemas']['AuditResult'];
@@ -3860,6 +4124,7 @@ export type DisabledReason = components['schemas']['DisabledReason'];
 export type EmEvaluation = components['schemas']['EmEvaluation'];
 export type EmFinding = components['schemas']['EmFinding'];
 export type EmLevel = components['schemas']['EmLevel'];
+export type EndpointKind = components['schemas']['EndpointKind'];
 export type EndpointRateLimit = components['schemas']['EndpointRateLimit'];
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type Event = components['schemas']['Event'];
@@ -3867,6 +4132,7 @@ export type EventData = components['schemas']['EventData'];
 export type EventList = components['schemas']['EventList'];
 export type EventResponse = components['schemas']['EventResponse'];
 export type EventType = components['schemas']['EventType'];
+export type ExhaustedDelivery = components['schemas']['ExhaustedDelivery'];
 export type IcdCode = components['schemas']['IcdCode'];
 export type IcdCriterion = components['schemas']['IcdCriterion'];
 export type IcdEvaluation = components['schemas']['IcdEvaluation'];
@@ -3879,6 +4145,10 @@ export type IngestIcdEvaluationInput = components['schemas']['IngestIcdEvaluatio
 export type IngestQuestionInput = components['schemas']['IngestQuestionInput'];
 export type IngestQuestionSetRequest = components['schemas']['IngestQuestionSetRequest'];
 export type IngestResponseInput = components['schemas']['IngestResponseInput'];
+export type OperationalEvent = components['schemas']['OperationalEvent'];
+export type OperationalEventData = components['schemas']['OperationalEventData'];
+export type OperationalEventPayload = components['schemas']['OperationalEventPayload'];
+export type OperationalEventType = components['schemas']['OperationalEventType'];
 export type PayloadField = components['schemas']['PayloadField'];
 export type PayloadFormat = components['schemas']['PayloadFormat'];
 export type PortalSession = components['schemas']['PortalSession'];
@@ -4811,6 +5081,8 @@ export interface operations {
                 ending_before?: components["parameters"]["EndingBefore"];
                 /** @description `true` adds `total_count`, the exact number of items matching the filters (one extra count query). On large lists (a count that takes 50 ms or more) the count may be up to 10 seconds old: one count per org and filter set is shared by the requests of that window. */
                 include_total?: components["parameters"]["IncludeTotal"];
+                /** @description Only endpoints of this kind (`audit` or `operational`). */
+                kind?: components["schemas"]["EndpointKind"];
                 /** @description How many items to return, 1 to 100, in plain decimal digits (`25`; not `+25`, `025`, `2.5e1` or `0x19`). */
                 limit?: components["parameters"]["Limit"];
                 /** @description The id of an item of this list; returns the items that come after it (older). Not with `ending_before`. */

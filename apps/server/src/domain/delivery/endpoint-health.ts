@@ -1,6 +1,7 @@
 // The endpoint-health rule (docs/delivery.md#states), its one owner. The repository reads the
 // stored failure streak under the endpoint's row lock, asks here what a batch of outcomes makes
 // of it, and writes the answer; nothing else decides whether an endpoint is disabled by its deliveries.
+import { nextFailingNotice } from "./notices.js";
 import { afterEndpointDisabled, type DeliveryUpdate, type EndpointEffect } from "./outcome.js";
 
 export type DisableReason = "gone" | "failing";
@@ -42,7 +43,15 @@ export function nextHealth(storedFailingSince: Date | null, outcomes: readonly P
 export interface StreakChange {
   endpointId: string;
   failingSince: Date | null;
+  /** the outstanding `failing` notification (domain/delivery/notices.ts) */
+  failingNoticeAt: Date | null;
   at: Date;
+}
+
+/** What is stored of an endpoint's health, read under its row lock. */
+export interface StoredHealth {
+  failingSince: Date | null;
+  failingNoticeAt: Date | null;
 }
 
 export interface BatchHealth {
@@ -71,20 +80,26 @@ const latest = (outcomes: readonly HealthInput[]) => new Date(Math.max(...outcom
 /**
  * A batch's effect on its endpoints. `stored` holds the streak of each enabled endpoint, read
  * under its row lock; an endpoint missing there (disabled or deleted meanwhile) is left alone.
- * Pass `stored` as null when every outcome is a success: successes end a streak whatever it was,
- * so nothing needs reading or locking.
+ * Pass `stored` as null when every outcome is a success: successes end a streak (and clear an
+ * outstanding notification) whatever it was, so nothing needs reading or locking.
  */
 export function batchHealth(
   outcomes: readonly (HealthInput & { update: DeliveryUpdate })[],
-  stored: ReadonlyMap<string, Date | null> | null,
+  stored: ReadonlyMap<string, StoredHealth> | null,
   disableAfterMs: number,
 ): BatchHealth {
   const streaks: StreakChange[] = [];
   const disabled = new Map<string, { reason: DisableReason; at: Date }>();
   for (const [endpointId, list] of byEndpoint(outcomes)) {
     if (stored && !stored.has(endpointId)) continue;
-    const health = nextHealth(stored?.get(endpointId) ?? null, list, disableAfterMs);
-    streaks.push({ endpointId, failingSince: health.failingSince, at: health.disabled?.at ?? latest(list) });
+    const before = stored?.get(endpointId);
+    const health = nextHealth(before?.failingSince ?? null, list, disableAfterMs);
+    streaks.push({
+      endpointId,
+      failingSince: health.failingSince,
+      failingNoticeAt: nextFailingNotice(before?.failingNoticeAt ?? null, health.failingSince),
+      at: health.disabled?.at ?? latest(list),
+    });
     if (health.disabled) disabled.set(endpointId, health.disabled);
   }
   const updates = outcomes.map((o) => (disabled.has(o.endpointId) ? afterEndpointDisabled(o.update) : o.update));
