@@ -11,6 +11,7 @@
 //     retries a failed delivery until it succeeds;
 //   - disables, enables, recovers and deletes an endpoint (after its confirmation);
 //   - creates an endpoint with the keyboard alone;
+//   - creates and edits an operational endpoint, which is told of a disable made in the portal;
 //   - runs axe-core on every page (no serious or critical violation);
 //   - takes screenshots at 1440×900 and 390×844 into out/portal-screenshots/;
 //   - is refused writes in a read-only session, and refused a used and an expired link;
@@ -328,6 +329,41 @@ async function main() {
   check((await api("GET", `/v2/webhook_endpoints/${created.id}`)).status === 404, "Delete did not delete the endpoint");
   clean(keys, "endpoint lifecycle");
   log("an endpoint was disabled, enabled, recovered and deleted from the portal");
+
+  // ---- an operational endpoint: created and edited from the portal, told of a disable made there ----
+  await desktop.goto(`${base}/portal/${orgId}/endpoints/new`);
+  await desktop.waitForSelector("h1:text('Add an endpoint')");
+  await desktop.selectOption("select[name=kind]", "operational");
+  check((await desktop.locator("legend:text('Payload')").count()) === 0, "the form of an operational endpoint offers payload settings");
+  await desktop.fill("input[name=url]", `https://${RECEIVER_HOST}:${receiver.port}/ops`);
+  await axe(desktop, "new operational endpoint form");
+  await desktop.click("form.endpoint-form button[type=submit]");
+  await desktop.waitForSelector("#secret-title");
+  await desktop.click("text=Copy secret");
+  await desktop.waitForSelector("text=Copied");
+  const opsSecret = await desktop.evaluate(() => navigator.clipboard.readText());
+  await desktop.click("text=I have saved the secret");
+  await desktop.waitForSelector("text=Recent deliveries");
+  const opsId = desktop.url().split("/").pop();
+  check((await api("GET", `/v2/webhook_endpoints/${opsId}`)).body.kind === "operational", "the portal did not create an operational endpoint");
+  await desktop.click("button:text('Edit')");
+  await desktop.fill("input[name=description]", "On-call notifications");
+  await desktop.click("button:text('Save changes')");
+  await desktop.waitForSelector("text=Changes saved.");
+  await axe(desktop, "operational endpoint");
+  await desktop.goto(`${base}/portal/${orgId}/endpoints/${endpointId}`);
+  await desktop.waitForSelector("text=Recent deliveries");
+  await desktop.click("button:text-is('Disable')");
+  await desktop.waitForSelector("text=Endpoint disabled.");
+  const deadline = Date.now() + 30_000;
+  let ops;
+  while (!(ops = receiver.requests.find((r) => r.path === "/ops")) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  check(ops, "no operational notification reached the operational endpoint's receiver");
+  const notice = JSON.parse(verifyWebhook({ secret: opsSecret, headers: ops.headers, body: ops.body }).body);
+  check(notice.type === "webhook_endpoint.disabled" && notice.data.endpointId === endpointId && notice.data.disabledReason === "manual", `the notification was ${JSON.stringify(notice)}`);
+  await desktop.click("button:text-is('Enable')");
+  await desktop.waitForSelector("text=Endpoint enabled.");
+  log("an operational endpoint was created and edited from the portal, and got a verified webhook_endpoint.disabled for a disable made there");
 
   // ---- a phone -------------------------------------------------------------------------------------
   const phone = await newPage({ width: 390, height: 844 });

@@ -17,6 +17,8 @@ const PAYLOAD_FIELDS: Array<{ value: PayloadField; label: string }> = [
 type AuthType = AuthenticationInput["type"];
 
 interface FormState {
+  /** fixed once created: an operational endpoint has no filters or payload settings */
+  kind: WebhookEndpoint["kind"];
   url: string;
   description: string;
   auditResults: AuditResultFilter;
@@ -40,10 +42,11 @@ interface FormState {
 }
 
 /** The fields of the form, by the names the API's problems use. */
-export const FORM_FIELDS = ["url", "description", "event_types", "filters", "payload", "authentication", "signing", "status"] as const;
+export const FORM_FIELDS = ["kind", "url", "description", "event_types", "filters", "payload", "authentication", "signing", "status"] as const;
 
 function initialState(e?: WebhookEndpoint): FormState {
   return {
+    kind: e?.kind ?? "audit",
     url: e?.url ?? "",
     description: e?.description ?? "",
     auditResults: e?.filters.audit_results ?? "all",
@@ -79,12 +82,18 @@ function authentication(s: FormState): AuthenticationInput {
   }
 }
 
-function body(s: FormState): CreateWebhookEndpointRequest & WebhookEndpointUpdateBody {
+/** The request body; `kind` only when creating (it cannot change), filters and payload only for an audit endpoint. */
+function body(s: FormState, creating: boolean): CreateWebhookEndpointRequest & WebhookEndpointUpdateBody {
   return {
     url: s.url.trim(),
     description: s.description.trim() || null,
-    filters: { audit_results: s.auditResults, question_set_ids: s.questionSetIds },
-    payload: { fields: s.fields, result_format: s.resultFormat, responses_filter: s.responsesFilter, include_informational_questions: s.informational },
+    ...(creating ? { kind: s.kind } : {}),
+    ...(s.kind === "audit"
+      ? {
+          filters: { audit_results: s.auditResults, question_set_ids: s.questionSetIds },
+          payload: { fields: s.fields, result_format: s.resultFormat, responses_filter: s.responsesFilter, include_informational_questions: s.informational },
+        }
+      : {}),
     signing: { legacy_signature: s.legacySignature },
     ...(s.changeAuth ? { authentication: authentication(s) } : {}),
   };
@@ -121,7 +130,7 @@ export function EndpointForm(props: {
       class="endpoint-form"
       onSubmit={(e) => {
         e.preventDefault();
-        props.onSubmit(body(s));
+        props.onSubmit(body(s, !props.endpoint));
       }}
       noValidate
     >
@@ -132,7 +141,18 @@ export function EndpointForm(props: {
       <Field label="Description (optional)" name="description" problem={problem}>
         {(a) => <input {...a} type="text" name="description" maxLength={500} value={s.description} onInput={(e) => set({ description: text(e) })} />}
       </Field>
+      {props.endpoint ? null : (
+        <Field label="Receives" name="kind" problem={problem} help="Operational notifications: an endpoint failing, disabled or recovered, a delivery out of retries. Fixed once created.">
+          {(a) => (
+            <select {...a} name="kind" value={s.kind} onChange={(e) => set({ kind: text(e) === "operational" ? "operational" : "audit" })}>
+              <option value="audit">Audit events (audit.completed)</option>
+              <option value="operational">Operational notifications</option>
+            </select>
+          )}
+        </Field>
+      )}
 
+      {s.kind === "audit" && (
       <fieldset>
         <legend>Filters</legend>
         <Field label="Audit results" name="filters.audit_results" problem={problem}>
@@ -164,7 +184,9 @@ export function EndpointForm(props: {
           </Field>
         )}
       </fieldset>
+      )}
 
+      {s.kind === "audit" && (
       <fieldset>
         <legend>Payload</legend>
         <fieldset class="choices">
@@ -200,6 +222,7 @@ export function EndpointForm(props: {
           Include informational questions
         </label>
       </fieldset>
+      )}
 
       <fieldset>
         <legend>Receiver authentication</legend>

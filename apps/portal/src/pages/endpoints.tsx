@@ -320,21 +320,27 @@ function EndpointSummary({ e }: { e: WebhookEndpoint }) {
     <section>
       <h2>Settings</h2>
       <dl class="facts">
+        <dt>Receives</dt>
+        <dd>{e.kind === "operational" ? "operational notifications" : "audit events"}</dd>
         <dt>Events</dt>
         <dd>{e.event_types.join(", ")}</dd>
-        <dt>Audit results</dt>
-        <dd>{e.filters.audit_results}</dd>
-        <dt>Question sets</dt>
-        <dd>{e.filters.question_set_ids.length ? e.filters.question_set_ids.join(", ") : "every question set"}</dd>
-        <dt>Payload fields</dt>
-        <dd>{e.payload.fields.join(", ") || "none"}</dd>
-        <dt>Result format</dt>
-        <dd>{e.payload.result_format}</dd>
-        <dt>Responses</dt>
-        <dd>
-          {e.payload.responses_filter}
-          {e.payload.include_informational_questions ? ", informational questions included" : ""}
-        </dd>
+        {e.kind === "audit" && (
+          <>
+            <dt>Audit results</dt>
+            <dd>{e.filters.audit_results}</dd>
+            <dt>Question sets</dt>
+            <dd>{e.filters.question_set_ids.length ? e.filters.question_set_ids.join(", ") : "every question set"}</dd>
+            <dt>Payload fields</dt>
+            <dd>{e.payload.fields.join(", ") || "none"}</dd>
+            <dt>Result format</dt>
+            <dd>{e.payload.result_format}</dd>
+            <dt>Responses</dt>
+            <dd>
+              {e.payload.responses_filter}
+              {e.payload.include_informational_questions ? ", informational questions included" : ""}
+            </dd>
+          </>
+        )}
         <dt>Receiver authentication</dt>
         <dd>{e.authentication.type}</dd>
         <dt>Signing secret</dt>

@@ -103,7 +103,9 @@ describe("recording a batch whose one half cannot be written", () => {
 
       const written = broken === FAILING ? HEALTHY : FAILING;
       const reported = new Map([[HEALTHY, results[0]!], [FAILING, results[1]!]]);
-      expect(reported.get(written)).toEqual({ status: "fulfilled", value: { recorded: true, disabled: null } });
+      // the failure written starts its endpoint's streak: its one notification is reported with it
+      const notices = written === FAILING ? [{ type: "webhook_endpoint.failing", endpointId: FAILING }] : [];
+      expect(reported.get(written)).toEqual({ status: "fulfilled", value: { recorded: true, disabled: null, notices } });
       expect(reported.get(broken)).toMatchObject({ status: "rejected", reason: expect.objectContaining({ message: expect.stringContaining("refused") }) });
       // what is reported is what is stored
       expect(await storedOf(written)).toEqual({ status: written === HEALTHY ? "succeeded" : "retrying", attempt_count: 1, attempts: 1 });
@@ -118,8 +120,8 @@ describe("recording a batch whose one half cannot be written", () => {
     const outcome = await claimBoth(queue, new Date());
     const batch = [outcome(HEALTHY), outcome(FAILING)];
     const written = [
-      { status: "fulfilled", value: { recorded: true, disabled: null } },
-      { status: "fulfilled", value: { recorded: true, disabled: null } },
+      { status: "fulfilled", value: { recorded: true, disabled: null, notices: [] } },
+      { status: "fulfilled", value: { recorded: true, disabled: null, notices: [] } },
     ];
     expect(await queue.recordBatch(batch, 3_600_000)).toEqual(written);
     expect(await queue.recordBatch(batch, 3_600_000)).toEqual(written);
@@ -128,7 +130,7 @@ describe("recording a batch whose one half cannot be written", () => {
 
     // another claim's outcome for a row it does not hold is still not recorded
     const stranger = { ...outcome(HEALTHY), leaseToken: "another lease", attempt: { ...outcome(HEALTHY).attempt!, id: newId() } };
-    expect(await queue.recordBatch([stranger], 3_600_000)).toEqual([{ status: "fulfilled", value: { recorded: false, disabled: null } }]);
+    expect(await queue.recordBatch([stranger], 3_600_000)).toEqual([{ status: "fulfilled", value: { recorded: false, disabled: null, notices: [] } }]);
   });
 });
 
@@ -169,8 +171,8 @@ describe.skipIf(!onPostgres)("recording a batch (PostgreSQL only: skipped unless
       await holder;
     }
     expect(await recording).toEqual([
-      { status: "fulfilled", value: { recorded: true, disabled: null } },
-      { status: "fulfilled", value: { recorded: true, disabled: null } },
+      { status: "fulfilled", value: { recorded: true, disabled: null, notices: [] } },
+      { status: "fulfilled", value: { recorded: true, disabled: null, notices: [] } },
     ]);
     expect(await statusOf(FAILING)).toBe("retrying");
   });
