@@ -1,7 +1,7 @@
 // Child processes of the bench: each server runs in its own Node process, started here and
 // stopped by its pid (never by name).
 import { fork } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./pkg.mjs";
 
@@ -83,6 +83,28 @@ export function memoryOf(pid) {
   } catch {
     return { rssMb: NaN, peakMb: NaN };
   }
+}
+
+/**
+ * User + system CPU time of every PostgreSQL process on this machine so far, in ms: the
+ * database's side of what a scenario costs (the benches run PostgreSQL on 127.0.0.1 and nothing
+ * else uses it meanwhile). A backend that exits takes its time with it, so measure across
+ * pooled connections only.
+ */
+export function postgresCpuMs() {
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
 /** User + system CPU time a process has used so far, in ms (from /proc/<pid>/stat). */

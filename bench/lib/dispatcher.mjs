@@ -18,7 +18,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { Pool } from "undici";
 import { createTestCa } from "@audit-review/test-kit/ca";
-import { startChild } from "./children.mjs";
+import { postgresCpuMs, startChild } from "./children.mjs";
 import { makeEvent, percentile } from "./events.mjs";
 import { loadServer } from "./pkg.mjs";
 
@@ -375,6 +375,7 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
       const wmem = memoryWatch(worker);
       const sampler = setInterval(wmem.sample, 100);
       const cpu0 = worker.cpuMs();
+      const db0 = postgresCpuMs();
       const target = events.length * ENDPOINTS;
       await waitForArrivals(receiver, target, 1_200_000, wmem.sample, HOSTS);
       const cpuMs = worker.cpuMs() - cpu0;
@@ -383,14 +384,16 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
       const a = analyse(hits.hits, sentAt, ackAt);
       checkHits(name, hits, target, a);
       const states = await recorded();
+      // the database's side, the outcomes' records included (recorded() waited for them)
+      const dbCpuMs = postgresCpuMs() - db0;
       // attempts at the sixth endpoint, from its attempt rows (a refused connection never reaches the receiver)
       // (a slow answer is recorded only when it comes: its requests are counted at the receiver)
       const extraHits = extra ? Math.max(hits.hits.filter((h) => h[1] === extra.host).length, await attemptsAt(databaseUrl, orgId, extra.host)) : 0;
       const peakRssMb = worker.rss().peakMb;
       await stopChild(worker);
-      const r = { events: events.length, delivered: a.delivered, duplicates: a.duplicates, seconds: a.delivered / a.receiverPerSec, deliveriesPerSec: a.receiverPerSec, cpuPerDelivery: cpuMs / a.delivered, peakRssMb, peakHeap: wmem.peakHeap, states, extraRequests: extraHits };
+      const r = { events: events.length, delivered: a.delivered, duplicates: a.duplicates, seconds: a.delivered / a.receiverPerSec, deliveriesPerSec: a.receiverPerSec, cpuPerDelivery: cpuMs / a.delivered, dbCpuPerDelivery: dbCpuMs / a.delivered, peakRssMb, peakHeap: wmem.peakHeap, states, extraRequests: extraHits };
       if (wmem.peakHeap) log(`dispatcher: ${name}: worker heap at its sampled RSS peak: ${JSON.stringify(Object.fromEntries(Object.entries(wmem.peakHeap).map(([k, v]) => [k, Math.round(v)])))}`);
-      log(`dispatcher: ${name}: ${a.delivered} deliveries to the ${ENDPOINTS} endpoints at ${a.receiverPerSec.toFixed(0)}/s (first to last arrival), worker CPU ${r.cpuPerDelivery.toFixed(2)} ms per delivery, peak RSS ${peakRssMb.toFixed(0)} MB${extra ? `, ${extraHits} attempts at the endpoint ${extra.label}` : ""}; states ${JSON.stringify(states)}`);
+      log(`dispatcher: ${name}: ${a.delivered} deliveries to the ${ENDPOINTS} endpoints at ${a.receiverPerSec.toFixed(0)}/s (first to last arrival), worker CPU ${r.cpuPerDelivery.toFixed(2)} ms per delivery, PostgreSQL CPU ${r.dbCpuPerDelivery.toFixed(2)} ms per delivery, peak RSS ${peakRssMb.toFixed(0)} MB${extra ? `, ${extraHits} attempts at the endpoint ${extra.label}` : ""}; states ${JSON.stringify(states)}`);
       return r;
     };
     if (runs("engine") || runs("slow") || runs("refusing")) {

@@ -58,7 +58,8 @@ export function shapeForDocs(spec, receiving) {
       for (const callback of Object.values(op.callbacks)) {
         for (const expression of Object.values(callback)) {
           for (const [method, cbOp] of Object.entries(expression)) {
-            webhooks[eventTypeOf(out, cbOp)] = { [method]: webhookOperation(out, cbOp, receiving) };
+            const name = eventTypeOf(out, cbOp);
+            webhooks[name] = { [method]: webhookOperation(out, cbOp, receiving, name === "audit.completed") };
           }
         }
       }
@@ -80,7 +81,12 @@ function eventTypeOf(spec, op) {
   return types.length === 1 ? types[0] : (op.summary ?? op.operationId);
 }
 
-function webhookOperation(spec, op, receiving) {
+/**
+ * One webhook of the section. The receivers (which parse `audit.completed`) and the delivery
+ * statuses are shown with `audit.completed`; another webhook shows its own signed request and
+ * points there for verifying it, which is the same for every body.
+ */
+function webhookOperation(spec, op, receiving, withReceivers) {
   const ex = receiving.example;
   const schema = deref(spec, op.requestBody.content["application/json"].schema);
   const body = JSON.stringify(schema.example);
@@ -99,11 +105,14 @@ function webhookOperation(spec, op, receiving) {
   const fence = (lang, code) => `\`\`\`${lang}\n${code.trimEnd()}\n\`\`\``;
   const sections = [
     op.description.trimEnd(),
-    receiving.statuses.trim(),
+    ...(withReceivers ? [receiving.statuses.trim()] : []),
     `**A complete request**, signed with the secret \`${ex.secret}\` (a receiver accepts it only while its timestamp is within 5 minutes of its clock):`,
     fence("shell", request),
-    "**Verifying it**: the code samples beside this section are receivers that check the signature on the raw body, then parse it.",
+    withReceivers
+      ? "**Verifying it**: the code samples beside this section are receivers that check the signature on the raw body, then parse it."
+      : "**Verifying it**: exactly as for `audit.completed` (its receivers check the signature on the raw body); then read `type` and `data` as the body's schema says.",
   ];
+  if (!withReceivers) return { ...op, tags: ["Webhooks"], description: sections.join("\n\n") };
   // The receivers are the webhook's code samples: one tab per language, highlighted.
   const samples = Object.entries(receiving.receivers).map(([lang, source]) => ({ lang, label: `${lang} receiver`, source: source.trimEnd() }));
   return { ...op, tags: ["Webhooks"], description: sections.join("\n\n"), "x-codeSamples": samples };

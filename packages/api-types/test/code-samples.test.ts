@@ -83,7 +83,7 @@ describe("code samples on every public operation", () => {
   it("when the docs are shaped, then the callback becomes the audit.completed webhook with statuses, a signed request and receivers", () => {
     const receiving = parse(readFileSync(join(root, "openapi/webhooks.yaml"), "utf8"));
     const shaped = shapeForDocs(withCodeSamples(bundle, source), receiving);
-    expect(Object.keys(shaped.webhooks)).toEqual(["audit.completed"]);
+    expect(Object.keys(shaped.webhooks)).toEqual(["audit.completed", "Operational notifications delivered to your operational endpoint"]);
     const hook = shaped.webhooks["audit.completed"].post;
     const description: string = hook.description;
     expect(description).toContain("| `failed` |");
@@ -91,5 +91,10 @@ describe("code samples on every public operation", () => {
     // the receivers are the webhook's code samples: tabs, highlighted by language
     expect(hook["x-codeSamples"].map((x: { lang: string }) => x.lang)).toEqual(["TypeScript", "Python", "Go"]);
     expect(JSON.stringify(shaped.paths)).not.toContain('"callbacks"');
+    // the operational webhook: its own signed request (a notification's body), verified as audit.completed's
+    const ops = shaped.webhooks["Operational notifications delivered to your operational endpoint"].post;
+    expect(ops.description).toMatch(/webhook_endpoint\.disabled/);
+    expect(ops.description).toMatch(/webhook-signature: v1,[A-Za-z0-9+/]{43}=/);
+    expect(ops["x-codeSamples"]).toBeUndefined();
   });
 });

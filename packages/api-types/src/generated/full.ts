@@ -2320,7 +2320,7 @@ export interface components {
             object: "event";
             occurred_at: components["schemas"]["Timestamp"];
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description One of the operational notifications (`OperationalEventType`). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered" | "webhook_delivery.exhausted";
@@ -2673,7 +2673,12 @@ export interface components {
             id: string;
             /** @description When the audit completed; defaults to now. */
             occurred_at?: string & components["schemas"]["Timestamp"];
-            type: components["schemas"]["EventType"];
+            /**
+             * @description Publishers publish `audit.completed` only; the operational types are made by the service.
+             * @example audit.completed
+             * @enum {string}
+             */
+            type: "audit.completed";
         };
         /**
          * @description Up to 100 `audit.completed` events, each with an id of its own.

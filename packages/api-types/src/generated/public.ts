@@ -1842,7 +1842,7 @@ export interface components {
             object: "event";
             occurred_at: components["schemas"]["Timestamp"];
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description One of the operational notifications (`OperationalEventType`). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered" | "webhook_delivery.exhausted";
