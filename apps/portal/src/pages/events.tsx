@@ -31,9 +31,9 @@ export function EventsPage() {
                       <code>{shortId(e.id)}</code>
                     </small>
                   </td>
-                  <td>{e.type === "audit.completed" ? e.data.result : (e.data.disabled_reason ?? "")}</td>
+                  <td>{e.data ? e.data.result : (e.notification?.disabled_reason ?? "")}</td>
                   <td class="hide-sm">
-                    {e.type === "audit.completed" ? <code>{shortId(e.data.audit_id)}</code> : <>endpoint <code>{shortId(e.data.endpoint_id)}</code></>}
+                    {e.data ? <code>{shortId(e.data.audit_id)}</code> : e.notification && <>endpoint <code>{shortId(e.notification.endpoint_id)}</code></>}
                   </td>
                   <td>
                     <Time iso={e.created_at} />
@@ -67,7 +67,7 @@ export function EventPage() {
         <dd>
           <code>{e.id}</code> <CopyButton value={e.id} label="Copy id" />
         </dd>
-        {e.type === "audit.completed" ? (
+        {e.data && (
           <>
             <dt>Audit</dt>
             <dd>
@@ -76,12 +76,13 @@ export function EventPage() {
             <dt>Result</dt>
             <dd>{e.data.result}</dd>
           </>
-        ) : (
+        )}
+        {e.notification && (
           <>
             <dt>Endpoint</dt>
             <dd>
-              <a href={`${base}/endpoints/${e.data.endpoint_id}`}>
-                <code>{e.data.endpoint_id}</code>
+              <a href={`${base}/endpoints/${e.notification.endpoint_id}`}>
+                <code>{e.notification.endpoint_id}</code>
               </a>
             </dd>
           </>

@@ -35,7 +35,7 @@ export type StoredResponse = {
  * OperationalEventData shape) for an operational notification; the other is NULL (the
  * events_shape_check constraint). Timestamps inside `data` are ISO strings of any offset.
  */
-export type StoredEvent = Omit<Event, "responses" | "data"> & { responses: StoredResponse[] | null; data: OperationalEventData | null };
+export type StoredEvent = Omit<Event, "responses" | "data"> & { responses: StoredResponse[] | null; data: NonNullable<OperationalEventData> | null };
 
 /** The audit columns of an audit.completed row, all set (the events_shape_check constraint). */
 export interface StoredAudit {
@@ -52,7 +52,7 @@ export function storedAudit(e: Pick<StoredEvent, "audit_id" | "question_set_id" 
 }
 
 /** Stored operational data as the contract spells it: every field named, each instant in its ISO form. */
-export function storedOperationalData(d: OperationalEventData): OperationalEventData {
+export function storedOperationalData(d: NonNullable<OperationalEventData>): NonNullable<OperationalEventData> {
   const at = (v: string | null) => (v === null ? null : new Date(v).toISOString());
   return {
     endpoint_id: d.endpoint_id,

@@ -1,25 +1,26 @@
 import type {
   Event,
-  OperationalEvent,
   PublishedEvent,
   PublishedEvents,
   PublishEventRequest,
   Recovery,
 } from "@audit-review/api-types/internal";
-import { AUDIT_RESULTS, OPERATIONAL_EVENT_TYPES, stored } from "../lib/stored-values.js";
+import { AUDIT_RESULTS, EVENT_TYPES, stored } from "../lib/stored-values.js";
 import { iso } from "../lib/time.js";
 import { storedAudit, storedOperationalData, type StoredEvent } from "../lib/stored-json.js";
 
-/** An event as it was published (GET /v2/events), before any endpoint's payload settings. */
+/**
+ * An event as it was published or made (GET /v2/events), before any endpoint's payload settings:
+ * `data` for audit.completed, `notification` for an operational notification, the other null.
+ */
 export function presentEvent(e: StoredEvent): Event {
   const audit = storedAudit(e);
-  if (!audit) return presentOperationalEvent(e);
   return {
     id: e.id,
     object: "event",
-    type: "audit.completed",
+    type: stored(EVENT_TYPES, e.type),
     is_test: e.is_test,
-    data: {
+    data: audit && {
       audit_id: audit.audit_id,
       question_set_id: audit.question_set_id,
       document_id: e.document_id,
@@ -34,20 +35,7 @@ export function presentEvent(e: StoredEvent): Event {
         informational: r.informational,
       })),
     },
-    occurred_at: iso(e.occurred_at),
-    created_at: iso(e.created_at),
-  };
-}
-
-/** An operational notification: its stored data, field by field, with its instants in the contract's form. */
-function presentOperationalEvent(e: StoredEvent): OperationalEvent {
-  if (!e.data) throw new Error(`event ${e.id}: an operational event without data`);
-  return {
-    id: e.id,
-    object: "event",
-    type: stored(OPERATIONAL_EVENT_TYPES, e.type),
-    is_test: e.is_test,
-    data: storedOperationalData(e.data),
+    notification: e.data && storedOperationalData(e.data),
     occurred_at: iso(e.occurred_at),
     created_at: iso(e.created_at),
   };

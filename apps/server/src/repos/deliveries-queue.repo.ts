@@ -436,7 +436,8 @@ WITH input AS (
          webhook_endpoints was
    WHERE e.id = s.endpoint_id AND was.id = e.id AND e.status = 'enabled'
      AND (e.failing_since IS DISTINCT FROM s.failing_since OR e.failing_notice_at IS DISTINCT FROM s.failing_notice_at)
-  RETURNING e.id, e.org_id, e.url, e.kind, e.failing_since, s.at, was.failing_notice_at AS notice_before, e.failing_notice_at AS notice_after
+  RETURNING e.id, e.org_id, e.url, e.kind, e.listener_connected_until, e.failing_since, s.at,
+            was.failing_notice_at AS notice_before, e.failing_notice_at AS notice_after
 ), notices AS (
   -- a streak's notification made (failing) or ended (recovered): domain/delivery/notices.ts
   SELECT h.org_id, CASE WHEN h.notice_before IS NULL THEN 'webhook_endpoint.failing' ELSE 'webhook_endpoint.recovered' END AS type, h.at,

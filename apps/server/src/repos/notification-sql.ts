@@ -28,8 +28,12 @@ export const exhaustedDeliverySql = (p: { id: string; eventId: string; eventType
                       'last_response_status', ${p.status},
                       'last_error', CASE WHEN ${p.errorCode} IS NULL THEN NULL ELSE jsonb_build_object('code', ${p.errorCode}, 'message', ${p.errorMessage}) END)`;
 
-/** Only notifications about audit endpoints are made: an operational endpoint's troubles would feed themselves. */
-export const NOTIFIES = (endpoint: string) => `${endpoint}.kind = 'audit'`;
+/**
+ * Only audit endpoints are notified about: an operational endpoint's troubles would feed
+ * themselves, and a webhook listener (a developer's stream, `listener_connected_until` set) comes
+ * and goes with a laptop.
+ */
+export const NOTIFIES = (endpoint: string) => `(${endpoint}.kind = 'audit' AND ${endpoint}.listener_connected_until IS NULL)`;
 
 const FIRST = newDelivery(false, new Date(0));
 

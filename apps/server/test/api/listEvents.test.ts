@@ -89,6 +89,7 @@ describe("GET /v2/events", () => {
           { question_id: q2!.id, query: "Visit type", answer: "Follow-up", context: null, passed: null, informational: true },
         ],
       },
+      notification: null,
       occurred_at: occurredAt,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     };

@@ -54,5 +54,5 @@ it("When a delivery's attempts run out, Then one exhausted arrives naming it, af
   });
   const { data } = await org.api.GET("/v2/events", { params: { query: { type: "webhook_delivery.exhausted" } } });
   expect(data!.data).toHaveLength(1);
-  expect(data!.data[0]).toMatchObject({ type: "webhook_delivery.exhausted", data: { delivery: { id: delivery.id, attempt_count: 3 } } });
+  expect(data!.data[0]).toMatchObject({ type: "webhook_delivery.exhausted", data: null, notification: { delivery: { id: delivery.id, attempt_count: 3 } } });
 });

@@ -82,7 +82,8 @@ describe("an audit endpoint that fails until disabled, then recovers", () => {
     expect(listedDisabled[0]).toMatchObject({
       type: "webhook_endpoint.disabled",
       is_test: false,
-      data: { endpoint_id: audit.id, endpoint_url: r.url, failing_since: disabled.failing_since, disabled_reason: "failing", delivery: null },
+      data: null,
+      notification: { endpoint_id: audit.id, endpoint_url: r.url, failing_since: disabled.failing_since, disabled_reason: "failing", delivery: null },
     });
     // the notifications' deliveries are listed like any: succeeded, to the operational endpoint
     expect((await deliveriesOf(org.api, ops.ep.id)).map((d) => [d.event_type, d.status]).sort()).toEqual([
@@ -147,7 +148,7 @@ describe("subscriptions", () => {
       expect.objectContaining({ type: "webhook_endpoint.disabled", data: expect.objectContaining({ endpointId: audit.id }) }),
     ]);
     const { data } = await org.api.GET("/v2/events", { params: { query: { limit: 100 } } });
-    const about = data!.data.flatMap((e) => (e.type === "audit.completed" ? [] : [e.data.endpoint_id]));
+    const about = data!.data.flatMap((e) => (e.notification ? [e.notification.endpoint_id] : []));
     expect(about).toEqual([audit.id]);
   });
 

@@ -531,8 +531,9 @@ export interface paths {
         /**
          * Send a test event to a webhook endpoint
          * @description Queues an `audit.completed` delivery to this endpoint only, whatever its filters, flagged
-         *     `is_test: true`, with a sample body shaped by the endpoint's payload settings. A disabled
-         *     endpoint answers `409 ENDPOINT_DISABLED`.
+         *     `is_test: true`, with a sample body shaped by the endpoint's payload settings. An
+         *     `operational` endpoint gets a sample `webhook_endpoint.failing` about itself instead, also
+         *     flagged `is_test`. A disabled endpoint answers `409 ENDPOINT_DISABLED`.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -675,62 +676,6 @@ export interface components {
          * @enum {string}
          */
         AttemptTrigger: "scheduled" | "manual" | "test";
-        /**
-         * @description An event as it was published: the audit it is about, its result and every answered
-         *     question, before any endpoint's payload settings reduce it. `created_at` is when the service
-         *     received it, `occurred_at` when the audit completed.
-         * @example {
-         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
-         *       "object": "event",
-         *       "type": "audit.completed",
-         *       "is_test": false,
-         *       "data": {
-         *         "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
-         *         "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
-         *         "document_id": "doc-8841",
-         *         "result": "failed",
-         *         "raw_result": "FAIL (72.5%)",
-         *         "responses": [
-         *           {
-         *             "question_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f71",
-         *             "query": "Is the patient's chief complaint documented?",
-         *             "answer": "No",
-         *             "context": "HPI section is empty.",
-         *             "passed": false,
-         *             "informational": false
-         *           }
-         *         ]
-         *       },
-         *       "occurred_at": "2026-11-21T09:29:58.000Z",
-         *       "created_at": "2026-11-21T09:30:00.000Z"
-         *     }
-         */
-        AuditCompletedEvent: {
-            created_at: components["schemas"]["Timestamp"];
-            data: components["schemas"]["EventData"];
-            /**
-             * Format: uuid
-             * @description The event id; receivers got it as `webhook-id`.
-             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
-             */
-            id: string;
-            /**
-             * @description True for a sample event sent by *Send a test event* (its ids are made up).
-             * @example false
-             */
-            is_test: boolean;
-            /**
-             * @example event
-             * @enum {string}
-             */
-            object: "event";
-            occurred_at: components["schemas"]["Timestamp"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "audit.completed";
-        };
         /**
          * @description The `standard_v1` body of `audit.completed`: the event that `GET /v2/events/{webhook-id}`
          *     returns, reduced to the endpoint's `payload` settings and spelled in camelCase (the names
@@ -1508,9 +1453,14 @@ export interface components {
          */
         ErrorCode: "VALIDATION_ERROR" | "INVALID_CURSOR" | "INVALID_WEBHOOK_URL" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "ENDPOINT_LIMIT_REACHED" | "ENDPOINT_DISABLED" | "DELIVERY_IN_PROGRESS" | "DELIVERY_EXPIRING" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "LISTENER_IN_USE" | "LISTENER_LIMIT_REACHED" | "ORIGIN_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         /**
-         * @description An event: `audit.completed` (published by your pipeline) or one of the operational
-         *     notifications the service makes about your endpoints (see `EventType`). `type` says which;
-         *     new types may be added (see *Compatibility*).
+         * @description An event: `audit.completed`, as your pipeline published it (the audit it is about, its
+         *     result and every answered question, before any endpoint's payload settings reduce it), or
+         *     one of the operational notifications the service makes about your endpoints (see
+         *     `EventType`). `data` holds an `audit.completed` event's audit and is null for a
+         *     notification; `notification` holds a notification's data and is null for
+         *     `audit.completed`. `created_at` is when the service received or made it, `occurred_at`
+         *     when the audit completed or the endpoint's state changed. New types may be added (see
+         *     *Compatibility*): set aside the ones you do not know.
          * @example {
          *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70",
          *       "object": "event",
@@ -1533,13 +1483,36 @@ export interface components {
          *           }
          *         ]
          *       },
+         *       "notification": null,
          *       "occurred_at": "2026-11-21T09:29:58.000Z",
          *       "created_at": "2026-11-21T09:30:00.000Z"
          *     }
          */
-        Event: components["schemas"]["AuditCompletedEvent"] | components["schemas"]["OperationalEvent"];
+        Event: {
+            created_at: components["schemas"]["Timestamp"];
+            data: components["schemas"]["EventData"];
+            /**
+             * Format: uuid
+             * @description The event id; receivers got it as `webhook-id`.
+             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f70
+             */
+            id: string;
+            /**
+             * @description True for a sample event sent by *Send a test event* (its ids are made up).
+             * @example false
+             */
+            is_test: boolean;
+            notification: components["schemas"]["OperationalEventData"];
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            occurred_at: components["schemas"]["Timestamp"];
+            type: components["schemas"]["EventType"];
+        };
         /**
-         * @description What the event says about its audit.
+         * @description What an `audit.completed` event says about its audit; null for an operational notification.
          * @example {
          *       "audit_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f60",
          *       "question_set_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f61",
@@ -1569,7 +1542,7 @@ export interface components {
             raw_result: string | null;
             responses: components["schemas"]["EventResponse"][];
             result: components["schemas"]["AuditResult"];
-        };
+        } | null;
         /**
          * @description A page of events.
          * @example {
@@ -1597,6 +1570,7 @@ export interface components {
          *               }
          *             ]
          *           },
+         *           "notification": null,
          *           "occurred_at": "2026-11-21T09:29:58.000Z",
          *           "created_at": "2026-11-21T09:30:00.000Z"
          *         }
@@ -1799,56 +1773,9 @@ export interface components {
             score: number | null;
         } | null;
         /**
-         * @description A notification the service made about one of your `audit` endpoints or its deliveries,
-         *     delivered to your `operational` endpoints (see `EventType` for when each is made).
-         *     `occurred_at` is when the change happened, `created_at` when it was recorded (the same
-         *     instant). Never a test event: *Send a test event* to an operational endpoint sends a
-         *     `webhook_endpoint.failing` about that endpoint itself, flagged `is_test`, which is listed
-         *     here too.
-         * @example {
-         *       "id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f90",
-         *       "object": "event",
-         *       "type": "webhook_endpoint.disabled",
-         *       "is_test": false,
-         *       "data": {
-         *         "endpoint_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
-         *         "endpoint_url": "https://hooks.example-receiver.com/audit-review",
-         *         "failing_since": "2026-11-16T09:30:00.000Z",
-         *         "disabled_reason": "failing",
-         *         "delivery": null
-         *       },
-         *       "occurred_at": "2026-11-21T09:30:00.000Z",
-         *       "created_at": "2026-11-21T09:30:00.000Z"
-         *     }
-         */
-        OperationalEvent: {
-            created_at: components["schemas"]["Timestamp"];
-            data: components["schemas"]["OperationalEventData"];
-            /**
-             * Format: uuid
-             * @description The event id; receivers got it as `webhook-id`.
-             * @example 0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f90
-             */
-            id: string;
-            /**
-             * @description True only for a sample sent by *Send a test event*.
-             * @example false
-             */
-            is_test: boolean;
-            /**
-             * @example event
-             * @enum {string}
-             */
-            object: "event";
-            occurred_at: components["schemas"]["Timestamp"];
-            /**
-             * @description One of the operational notifications (`OperationalEventType`). (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            type: "webhook_endpoint.failing" | "webhook_endpoint.disabled" | "webhook_endpoint.recovered" | "webhook_delivery.exhausted";
-        };
-        /**
-         * @description What an operational notification says about the endpoint (and, for `webhook_delivery.exhausted`, the delivery).
+         * @description What an operational notification says about the endpoint (and, for
+         *     `webhook_delivery.exhausted`, the delivery); null for `audit.completed`. The
+         *     `OperationalEventPayload` an operational endpoint receives is this, in camelCase.
          * @example {
          *       "endpoint_id": "0193a5b2-7c4e-7a10-9d2f-3b1c2d4e5f80",
          *       "endpoint_url": "https://hooks.example-receiver.com/audit-review",
@@ -1879,7 +1806,7 @@ export interface components {
              * @example 2026-11-16T09:30:00.000Z
              */
             failing_since: string | null;
-        };
+        } | null;
         /**
          * @description The body an `operational` endpoint receives: the operational event that
          *     `GET /v2/events/{webhook-id}` returns, spelled in camelCase like `audit.completed`
@@ -3450,7 +3377,6 @@ export interface components {
     pathItems: never;
 }
 export type AttemptTrigger = components['schemas']['AttemptTrigger'];
-export type AuditCompletedEvent = components['schemas']['AuditCompletedEvent'];
 export type AuditCompletedPayload = components['schemas']['AuditCompletedPayload'];
 export type AuditResponseItem = components['schemas']['AuditResponseItem'];
 export type AuditResult = components['schemas']['AuditResult'];
@@ -3492,7 +3418,6 @@ export type ExhaustedDelivery = components['schemas']['ExhaustedDelivery'];
 export type IcdCode = components['schemas']['IcdCode'];
 export type IcdCriterion = components['schemas']['IcdCriterion'];
 export type IcdEvaluation = components['schemas']['IcdEvaluation'];
-export type OperationalEvent = components['schemas']['OperationalEvent'];
 export type OperationalEventData = components['schemas']['OperationalEventData'];
 export type OperationalEventPayload = components['schemas']['OperationalEventPayload'];
 export type OperationalEventType = components['schemas']['OperationalEventType'];
