@@ -114,6 +114,10 @@ describe("GET /v2/webhook_listeners/{listener_id}/stream", () => {
     expect(d2).toMatchObject({ last_response_status: null, last_error: { code: "connection_error", message: expect.stringContaining("ECONNREFUSED") } });
     expect(d3).toMatchObject({ last_response_status: null, last_error: { code: "timeout" } });
     expect((await attemptsOf(api, d1.id))[0]).toMatchObject({ response_status: 500, response_body: "boom" });
+    // a developer's listener failing is nobody's operational notification (docs/delivery.md#operational-notifications)
+    const failing = await api.GET("/v2/events", { params: { query: { type: "webhook_endpoint.failing" } } });
+    expect(failing.data!.data).toEqual([]);
+    expect((await api.GET("/v2/webhook_endpoints/{endpoint_id}", { params: { path: { endpoint_id: listener.id } } })).data!.failing_since).not.toBeNull();
   });
 
   it("when another token of the org, another org or an HTTPS endpoint's id asks for the stream, then 409 LISTENER_IN_USE or 404", async () => {
