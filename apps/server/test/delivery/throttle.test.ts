@@ -95,7 +95,9 @@ describe("per-endpoint rate limit", () => {
       // Never above the limit by more than one in any second of the receiver's clock. (The claims
       // are spaced by the database; what arrives also carries the senders' and the receiver's
       // scheduling jitter, which a window sliding from each arrival catches more of: printed.)
-      expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(maxPerSecond(RATE));
+      const [worst] = [...perSecond].sort((a, b) => b[1] - a[1]);
+      const inWorst = times.filter((t) => Math.floor(t / 1000) === worst![0]).map((t) => Math.round(t % 1000));
+      expect(worst![1], `arrivals in the busiest second, ms into it: ${inWorst.join(", ")}`).toBeLessThanOrEqual(maxPerSecond(RATE));
       expect(maxPerSecond(RATE)).toBe(RATE + 1);
       // at the limit's pace: not faster (the throttle), not much slower (the wake-ups)
       expect(spanMs).toBeGreaterThanOrEqual(paceMs - 250);
