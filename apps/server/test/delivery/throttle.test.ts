@@ -4,7 +4,10 @@
 // is due at once (the throttle's hardest case) and the publishing does not share the workers'
 // time: one dispatcher in this process, and on PostgreSQL a real `ars worker` process beside it;
 // on PGlite (one in-process connection) a second dispatcher in this process. The receiver is a
-// real HTTPS server and counts what arrives when.
+// real HTTPS server and counts what arrives when. It runs after every other file of the suite
+// (vitest.config.ts): what it counts per second is the throttle's pace plus how late each sender
+// got the CPU, and beside the suite's heaviest files a starved sender put a seventh delivery into
+// a second.
 import { afterAll, describe, expect, it } from "vitest";
 import { createDispatcher, type Dispatcher } from "../../src/delivery/dispatcher.js";
 import { noObserver } from "../../src/delivery/observer.js";
@@ -78,20 +81,23 @@ describe("per-endpoint rate limit", () => {
       await expect.poll(() => limited.requests.length, { timeout: 120_000, interval: 200 }).toBe(EVENTS);
       await expect.poll(() => unlimited.requests.length, { timeout: 10_000, interval: 50 }).toBe(EVENTS);
 
-      const times = limited.requests.map((r) => r.receivedAt.getTime()).sort((a, b) => a - b);
+      // when each request arrived, before its body was read (the body's end adds the receiver's own turns)
+      const times = limited.requests.map((r) => r.arrivedAt).sort((a, b) => a - b);
       const spanMs = times.at(-1)! - times[0]!;
       const paceMs = ((EVENTS - 1) * 1000) / RATE;
       const perSecond = new Map<number, number>();
       for (const t of times) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
       const busiest = busiestSecond(times);
       console.log(
-        `throttle (${onPostgres ? "PostgreSQL, a worker process" : "PGlite, two dispatchers"}): ${EVENTS} deliveries at rate_limit ${RATE} took ${spanMs} ms ` +
+        `throttle (${onPostgres ? "PostgreSQL, a worker process" : "PGlite, two dispatchers"}): ${EVENTS} deliveries at rate_limit ${RATE} took ${Math.round(spanMs)} ms ` +
           `(pace ${paceMs} ms); busiest sliding second ${busiest}, busiest calendar second ${Math.max(...perSecond.values())}; attempts by the dispatchers here ${attemptsBy.join(", ")}`,
       );
       // Never above the limit by more than one in any second of the receiver's clock. (The claims
       // are spaced by the database; what arrives also carries the senders' and the receiver's
       // scheduling jitter, which a window sliding from each arrival catches more of: printed.)
-      expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(maxPerSecond(RATE));
+      const [worst] = [...perSecond].sort((a, b) => b[1] - a[1]);
+      const inWorst = times.filter((t) => Math.floor(t / 1000) === worst![0]).map((t) => Math.round(t % 1000));
+      expect(worst![1], `arrivals in the busiest second, ms into it: ${inWorst.join(", ")}`).toBeLessThanOrEqual(maxPerSecond(RATE));
       expect(maxPerSecond(RATE)).toBe(RATE + 1);
       // at the limit's pace: not faster (the throttle), not much slower (the wake-ups)
       expect(spanMs).toBeGreaterThanOrEqual(paceMs - 250);
@@ -100,7 +106,7 @@ describe("per-endpoint rate limit", () => {
       for (const n of attemptsBy) expect(n).toBeGreaterThan(0);
       if (onPostgres) expect(attemptsBy[0]).toBeLessThan(2 * EVENTS);
       // another endpoint of the same events is not paced: all of it arrived before half of the limited one's
-      const otherLast = Math.max(...unlimited.requests.map((r) => r.receivedAt.getTime()));
+      const otherLast = Math.max(...unlimited.requests.map((r) => r.arrivedAt));
       expect(otherLast).toBeLessThan(times[EVENTS / 2]!);
       // waiting was no attempt: each delivery succeeded at its first, and only, attempt
       await expect
