@@ -86,20 +86,20 @@ export function memoryOf(pid) {
 }
 
 /**
- * User + system CPU time of every PostgreSQL process on this machine so far, in ms: the
- * database's side of what a scenario costs (the benches run PostgreSQL on 127.0.0.1 and nothing
- * else uses it meanwhile). A backend that exits takes its time with it, so measure across
- * pooled connections only.
+ * User + system CPU time so far, in ms, of the PostgreSQL backends connected to `database` on
+ * this machine (the benches run PostgreSQL on 127.0.0.1): the database's side of what a scenario
+ * costs. A backend's process title names its database (`postgres: 15/main: user db host state`),
+ * so other databases' work on the same server is not counted. A backend that exits takes its time
+ * with it: measure across pooled connections only.
  */
-export function postgresCpuMs() {
+export function postgresCpuMs(database) {
   let total = 0;
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+      const title = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!title.startsWith("postgres:") || !title.split(" ").includes(database)) continue;
+      total += cpuMsOf(pid);
     } catch {
       // gone meanwhile
     }

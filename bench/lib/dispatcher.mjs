@@ -375,7 +375,7 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
       const wmem = memoryWatch(worker);
       const sampler = setInterval(wmem.sample, 100);
       const cpu0 = worker.cpuMs();
-      const db0 = postgresCpuMs();
+      const db0 = postgresCpuMs(new URL(databaseUrl).pathname.slice(1));
       const target = events.length * ENDPOINTS;
       await waitForArrivals(receiver, target, 1_200_000, wmem.sample, HOSTS);
       const cpuMs = worker.cpuMs() - cpu0;
@@ -385,7 +385,7 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
       checkHits(name, hits, target, a);
       const states = await recorded();
       // the database's side, the outcomes' records included (recorded() waited for them)
-      const dbCpuMs = postgresCpuMs() - db0;
+      const dbCpuMs = postgresCpuMs(new URL(databaseUrl).pathname.slice(1)) - db0;
       // attempts at the sixth endpoint, from its attempt rows (a refused connection never reaches the receiver)
       // (a slow answer is recorded only when it comes: its requests are counted at the receiver)
       const extraHits = extra ? Math.max(hits.hits.filter((h) => h[1] === extra.host).length, await attemptsAt(databaseUrl, orgId, extra.host)) : 0;
