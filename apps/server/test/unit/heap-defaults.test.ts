@@ -51,8 +51,13 @@ describe("V8 heap sizing", () => {
       const keep = []; for (let r = 0; r < 300; r++) { keep.push(Array.from({ length: 2000 }, (_, k) => ({ k, s: "y".repeat(200) + k }))); if (keep.length > 20) keep.shift(); }
       process.stdout.write(/VmHWM:\\s+(\\d+)/.exec(require("node:fs").readFileSync("/proc/self/status", "utf8"))[1]);`;
     const peakKb = (mode: string) => Number(spawnSync(process.execPath, ["-e", script, mode], { encoding: "utf8", env: { PATH: process.env.PATH } }).stdout);
-    const [untuned, tuned] = [peakKb("default"), peakKb("tuned")];
+    // the median of three of each, alternating: one process's peak moves by a few percent with
+    // when its collections happen to fall (a single pair measured 0.75 and 0.753 in two CI runs)
+    const runs = [0, 1, 2].map(() => [peakKb("default"), peakKb("tuned")] as const);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+    const [untuned, tuned] = [median(runs.map((r) => r[0])), median(runs.map((r) => r[1]))];
     expect(tuned).toBeGreaterThan(0);
-    expect(tuned).toBeLessThan(untuned * 0.75);
+    // V8's own sizing lets this process grow about a third higher; a setting without effect gives 1.0
+    expect(tuned).toBeLessThan(untuned * 0.85);
   });
 });
