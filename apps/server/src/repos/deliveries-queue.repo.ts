@@ -24,7 +24,8 @@ import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery/outcome.
 import { THROTTLE_STEPS_PER_SECOND } from "../domain/delivery/throttle.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
-import { failQueuedDeliveries, LIVE_SQL, QUEUED_ENDPOINTS, type StatementRunner } from "./delivery-sql.js";
+import { createdWithin } from "./day-partition-sql.js";
+import { failQueuedDeliveries, FROM_LIVE_FLOOR, LIVE_FLOOR, LIVE_SQL, QUEUED_ENDPOINTS, type StatementRunner } from "./delivery-sql.js";
 import { exhaustedDeliverySql, noticeDataSql, noticeFanOutSql, NOTIFIES, notifyDisabled, type NoticeMade } from "./notification-sql.js";
 import { exhaustsRetries } from "../domain/delivery/notices.js";
 import type { StoredEvent } from "./events.repo.js";
@@ -195,7 +196,7 @@ export interface Claim {
 // 7. `paced_on`: each rate-limited endpoint's throttle moves on one step (1/rate_limit seconds) per
 //    row taken, and `throttle` tells the dispatcher when the next may be taken (a wake-up).
 const DUE = (alias: string) => `
-         ${alias}.status IN ${LIVE_SQL} AND ${alias}.next_attempt_at <= $8::timestamptz
+         ${alias}.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR(alias)} AND ${alias}.next_attempt_at <= $8::timestamptz
      AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8::timestamptz)
      AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
@@ -210,7 +211,7 @@ const BURST = (rate: string) => `ceil(${rate} / ${THROTTLE_STEPS_PER_SECOND}.0):
 const STEP = (rate: string) => `(interval '1 second' / ${rate})`;
 
 const claimSql = (scope: ClaimScope["kind"]) => `
-WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
+WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
   SELECT q.endpoint_id, $4 - COALESCE(b.held, 0) AS room
     FROM queued q
     LEFT JOIN unnest($2::uuid[], $3::int[]) AS b(endpoint_id, held) ON b.endpoint_id = q.endpoint_id
@@ -251,7 +252,7 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
      UNION ALL
      SELECT f.next_attempt_at, f.id, f.created_at
        FROM (SELECT f.id, f.created_at, f.next_attempt_at, f.status, f.locked_until FROM webhook_deliveries f
-              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL}
+              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("f")}
               ORDER BY f.event_occurred_at, f.event_id LIMIT 1) f
       WHERE ${DUE("f")}) h
    WHERE o.room > 0
@@ -278,6 +279,7 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
   UPDATE webhook_deliveries d
      SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM chosen))
+     AND ${createdWithin("d.created_at", "SELECT created_at FROM chosen")}
   RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.is_test, d.created_at
 ), paced_on AS (
   UPDATE webhook_endpoints e
@@ -307,6 +309,7 @@ WITH RECURSIVE ${QUEUED_HERE[scope]}, open AS (
     FROM events v
    WHERE v.id = ANY (ARRAY(SELECT event_id FROM numbered WHERE ev_n = 1))
      AND v.created_at = ANY (ARRAY(SELECT created_at FROM numbered WHERE ev_n = 1))
+     AND ${createdWithin("v.created_at", "SELECT created_at FROM numbered WHERE ev_n = 1")}
 )
 -- The batch's endpoints and events come back in the same round trip, each once: on the first
 -- row that names it.
@@ -345,16 +348,19 @@ WITH held AS (
   SELECT * FROM unnest($1::uuid[], $2::text[]) AS h(id, lease_owner)
 ), owned AS (
   SELECT d.id, d.created_at FROM webhook_deliveries d JOIN held h ON h.id = d.id AND h.lease_owner = d.lease_owner
-   WHERE d.id = ANY($1::uuid[]) AND d.created_at = ANY($3::timestamptz[]) AND d.status IN ${LIVE_SQL}
+   WHERE d.id = ANY($1::uuid[]) AND d.created_at = ANY($3::timestamptz[]) AND ${createdWithin("d.created_at", "SELECT unnest($3::timestamptz[])")}
+     AND d.status IN ${LIVE_SQL}
 ), free AS (
   SELECT d.id, d.created_at FROM webhook_deliveries d
    WHERE d.id = ANY (ARRAY(SELECT id FROM owned)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM owned))
+     AND ${createdWithin("d.created_at", "SELECT created_at FROM owned")}
      AND d.lease_owner = ANY($2::text[]) AND d.status IN ${LIVE_SQL}
      FOR UPDATE SKIP LOCKED
 ), renewed AS (
   UPDATE webhook_deliveries d
      SET locked_until = $5::timestamptz + $4::int * interval '1 millisecond'
    WHERE d.id = ANY (ARRAY(SELECT id FROM free)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM free))
+     AND ${createdWithin("d.created_at", "SELECT created_at FROM free")}
   RETURNING d.id
 )
 SELECT o.id, r.id IS NOT NULL AS renewed FROM owned o LEFT JOIN renewed r ON r.id = o.id`;
@@ -419,6 +425,7 @@ WITH input AS (
          locked_until = NULL, lease_owner = NULL, updated_at = i.at, next_trigger = i.next_trigger
     FROM input i
    WHERE w.id = ANY (ARRAY(SELECT delivery_id FROM input)) AND w.created_at = ANY (ARRAY(SELECT created_at FROM input))
+     AND ${createdWithin("w.created_at", "SELECT created_at FROM input")}
      AND w.id = i.delivery_id AND w.created_at = i.created_at AND w.lease_owner = i.lease_token AND w.status IN ${LIVE_SQL}
   RETURNING w.id, w.org_id, w.endpoint_id, w.event_id, w.event_type
 ), a AS (
@@ -607,7 +614,8 @@ export function deliveriesQueueRepo(db: Database) {
       if (!rows.length) return;
       await db.query(
         `UPDATE webhook_deliveries SET locked_until = NULL, lease_owner = NULL
-          WHERE id = ANY($1::uuid[]) AND created_at = ANY($3::timestamptz[]) AND lease_owner = $2`,
+          WHERE id = ANY($1::uuid[]) AND created_at = ANY($3::timestamptz[]) AND ${createdWithin("created_at", "SELECT unnest($3::timestamptz[])")}
+            AND lease_owner = $2`,
         [rows.map((r) => r.id), leaseToken, [...new Set(rows.map((r) => r.createdAt.toISOString()))]],
       );
     },

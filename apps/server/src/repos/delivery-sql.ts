@@ -11,22 +11,50 @@ import type { SqlExecutor } from "../db/client.js";
 /** `('pending', 'retrying')`: the statuses the lifecycle calls live. */
 export const LIVE_SQL = `(${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
-/** `queued`: the endpoints with any queued row, one index probe each (for WITH RECURSIVE; its last row is NULL). */
+/**
+ * The expression of webhook_deliveries_queued_day_idx (prisma/migrations/20261127200000_queued_days):
+ * an index on the column itself would be a second way into the queue, by the floor's bound, that
+ * the planner could prefer to the due index.
+ */
+const QUEUED_DAY = "(created_at AT TIME ZONE 'UTC')";
+
+/**
+ * `live_floor`: the created_at of the oldest queued row, one probe of its own partial index.
+ * Queued rows sit in the newest few of the 30 and more kept day partitions, so every statement
+ * that looks for them names this floor (FROM_LIVE_FLOOR): a value the statement computes before
+ * its first row, by which the executor skips every day partition before it at each probe, where
+ * otherwise each probe of the queue's per-endpoint indexes visited the partial index of every
+ * kept day. Read in the statement's own snapshot, it is never stale: a delivery sent again by
+ * hand, however old, counts at once. NULL when nothing is queued (then nothing matches, rightly).
+ *
+ * A floor and no ceiling: with a second bound on the same column the planner takes the pair for
+ * a narrow range (it cannot know values computed as the statement runs), and chose other plans
+ * for that, such as a bitmap scan of the whole queue to walk its endpoints. The week of day
+ * partitions created ahead is empty: a probe of each costs next to nothing.
+ */
+export const LIVE_FLOOR = `live_floor(at) AS MATERIALIZED (
+  SELECT min(${QUEUED_DAY}) AT TIME ZONE 'UTC' FROM webhook_deliveries WHERE status IN ${LIVE_SQL})`;
+
+/** `alias`'s row is on or after the live floor (the statement's WITH names LIVE_FLOOR). */
+export const FROM_LIVE_FLOOR = (alias: string) => `${alias}.created_at >= (SELECT at FROM live_floor)`;
+
+/** `queued`: the endpoints with any queued row, one index probe each (for WITH RECURSIVE, after LIVE_FLOOR; its last row is NULL). */
 export const QUEUED_ENDPOINTS = `queued(endpoint_id) AS (
-  (SELECT endpoint_id FROM webhook_deliveries WHERE status IN ${LIVE_SQL} ORDER BY endpoint_id LIMIT 1)
+  (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("d")} ORDER BY d.endpoint_id LIMIT 1)
   UNION ALL
   SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-           WHERE d.status IN ${LIVE_SQL} AND d.endpoint_id > q.endpoint_id
+           WHERE d.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("d")} AND d.endpoint_id > q.endpoint_id
            ORDER BY d.endpoint_id LIMIT 1)
     FROM queued q
    WHERE q.endpoint_id IS NOT NULL
 )`;
 
 const FAIL_QUEUED = `
-UPDATE webhook_deliveries
+WITH ${LIVE_FLOOR}
+UPDATE webhook_deliveries d
    SET status = $2, last_error_code = $3, last_error_message = $4,
        locked_until = NULL, lease_owner = NULL, updated_at = $5
- WHERE endpoint_id = $1::uuid AND status IN ${LIVE_SQL} AND status = ANY($6::text[])`;
+ WHERE d.endpoint_id = $1::uuid AND d.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("d")} AND d.status = ANY($6::text[])`;
 
 /** Anything that runs one parameterised statement: a pool, a transaction, an adapted Prisma transaction. */
 export type StatementRunner = Pick<SqlExecutor, "query">;

@@ -3,7 +3,7 @@
 // reports the same truth, not what one dispatcher happens to hold. Each statement is bounded:
 // its cost does not grow with the table (plans checked in test/db/scrape-plans.test.ts).
 import type { SqlExecutor } from "../db/client.js";
-import { LIVE_SQL, QUEUED_ENDPOINTS } from "./delivery-sql.js";
+import { FROM_LIVE_FLOOR, LIVE_FLOOR, LIVE_SQL, QUEUED_ENDPOINTS } from "./delivery-sql.js";
 
 export interface QueueStats {
   /** queued rows due at `now` (being attempted or waiting for a slot), counted up to the cap */
@@ -18,12 +18,12 @@ export interface QueueStats {
 // 3. `due`: due rows endpoint by endpoint, stopping at the cap. Rows scheduled later (retries
 //    hours away) sit behind the due ones in each endpoint's index and are never read.
 const QUEUE_STATS = `
-WITH RECURSIVE ${QUEUED_ENDPOINTS}, heads AS (
+WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_ENDPOINTS}, heads AS (
   SELECT h.next_attempt_at
     FROM queued q
    CROSS JOIN LATERAL (
      SELECT d.next_attempt_at FROM webhook_deliveries d
-      WHERE d.endpoint_id = q.endpoint_id AND d.status IN ${LIVE_SQL} AND d.next_attempt_at <= $1
+      WHERE d.endpoint_id = q.endpoint_id AND d.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("d")} AND d.next_attempt_at <= $1
       ORDER BY d.next_attempt_at LIMIT 1) h
    WHERE q.endpoint_id IS NOT NULL
 ), due AS (
@@ -31,7 +31,7 @@ WITH RECURSIVE ${QUEUED_ENDPOINTS}, heads AS (
     FROM queued q
    CROSS JOIN LATERAL (
      SELECT 1 FROM webhook_deliveries d
-      WHERE d.endpoint_id = q.endpoint_id AND d.status IN ${LIVE_SQL} AND d.next_attempt_at <= $1
+      WHERE d.endpoint_id = q.endpoint_id AND d.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("d")} AND d.next_attempt_at <= $1
       LIMIT $2) x
    WHERE q.endpoint_id IS NOT NULL
    LIMIT $2

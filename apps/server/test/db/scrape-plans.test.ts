@@ -58,6 +58,7 @@ async function explain(db: SqlExecutor, { sql, params }: { sql: string; params: 
 /** Rows a statement read (returned or filtered out) from the scans of `relation`. */
 const rowsRead = (plan: PlanNode[], relation: string) => rowsReadBy(plan, (n) => n["Relation Name"] === relation);
 
+const QUEUED_DAY_INDEX = "webhook_deliveries_queued_day_idx";
 const scans = (plan: PlanNode[], relation: string) => plan.filter((n) => n["Relation Name"] === relation);
 
 let t: TestDatabase | undefined;
@@ -75,8 +76,10 @@ describe.skipIf(!onPostgres)("metrics scrape plans (PostgreSQL only: skipped unl
 
   it("counts due rows up to its cap through the per-endpoint due index, never reading the rows due later", async () => {
     const plan = await explain(t!.db, queueStatsStatement(NOW, 500));
-    const deliveryScans = scans(plan, "webhook_deliveries");
-    expect(new Set(deliveryScans.map((n) => n["Node Type"]))).toEqual(new Set(["Index Only Scan"]));
+    // but for the live floor's probe of its own index (repos/delivery-sql.ts), which bounds the
+    // day partitions read: an index scan, not index-only, as each row's day is checked against it
+    const deliveryScans = scans(plan, "webhook_deliveries").filter((n) => n["Index Name"] !== QUEUED_DAY_INDEX);
+    expect(new Set(deliveryScans.map((n) => n["Node Type"]))).toEqual(new Set(["Index Scan"]));
     expect(new Set(deliveryScans.map((n) => n["Index Name"]))).toEqual(new Set([DUE_INDEX]));
     // the cap, one head per queued endpoint, one probe per queued endpoint (7) and the end of the walk
     expect(rowsRead(plan, "webhook_deliveries")).toBeLessThan(500 + 3 * 7 + 10);

@@ -11,7 +11,9 @@ import { fixedClock } from "./clock.js";
 /** Day partitions from `days` ago to a week ahead; rows older than that stay in the history. */
 export async function partitionDays(db: Database, days: number): Promise<void> {
   const logger = createLogger({ level: "silent" });
-  for (const at of [new Date(Date.now() - days * DAY_MS), new Date()]) {
+  // a run creates the partitions of the week ahead of it: one a week, then today's
+  const runs = Array.from({ length: Math.ceil(days / 7) }, (_, i) => new Date(Date.now() - (days - 7 * i) * DAY_MS));
+  for (const at of [...runs, new Date()]) {
     await housekeepingRun(createHousekeeper({ db, retention: retention(3650), clock: fixedClock(at), logger, intervalMs: DAY_MS }));
   }
 }

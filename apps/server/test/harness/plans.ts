@@ -9,6 +9,8 @@ export interface PlanNode {
   "Actual Loops"?: number;
   "Rows Removed by Filter"?: number;
   "Rows Removed by Index Recheck"?: number;
+  /** set on the root of a CTE's or subquery's plan: `CTE name`, `InitPlan 1 (returns $0)` */
+  "Subplan Name"?: string;
   Plans?: PlanNode[];
 }
 

@@ -1,0 +1,176 @@
+// The engine's statements must cost the same with 2 day partitions and with 40. Queued rows sit
+// in the newest few days: the claim's probes of the queue's indexes start from the day of the
+// oldest queued row (the live floor, repos/delivery-sql.ts), and every statement that
+// names rows by key (the claim's update and its events, release, renewal, record) reads only the
+// days of those rows (repos/day-partition-sql.ts). Checked on PostgreSQL with EXPLAIN ANALYZE, in
+// the plan PostgreSQL makes for the values and in the generic plan it may keep for a prepared
+// statement: a scan of another day's partition that ran even once fails the test. And the live
+// floor is never stale: a delivery queued again in an old day is claimed at once.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Database, SqlExecutor } from "../../src/db/client.js";
+import { claimStatement, deliveriesQueueRepo, type ClaimRequest, type OutcomeRecord } from "../../src/repos/deliveries-queue.repo.js";
+import { newId } from "../../src/lib/ids.js";
+import { DAY_MS } from "../../src/domain/retention.js";
+import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
+import { partitionDays } from "../harness/partitions.js";
+import type { PlanNode } from "../harness/plans.js";
+
+const ORG = "0190a000-0000-7000-8000-00000000b001";
+const ENDPOINTS = [1, 2, 3].map((n) => `0190a000-0000-7000-8000-00000000f00${n}`);
+const OLD_QUEUED = "0190a000-0000-7000-8000-0000000c0001";
+const DAYS = 20;
+
+/** YYYYMMDD of a day partition holding `at`. */
+const partitionDay = (at: Date) => at.toISOString().slice(0, 10).replaceAll("-", "");
+
+/** Finished deliveries on every day of the last DAYS, and queued rows (due now) only today. */
+async function seed(db: SqlExecutor): Promise<void> {
+  await db.exec(`
+    INSERT INTO webhook_endpoints (id, org_id, url, status, event_types, filter_question_set_ids, filter_audit_results,
+                                   payload_format, payload_fields, payload_result_format, payload_responses_filter,
+                                   payload_include_informational, auth_type, auth_config, secret_enc, secret_hint, legacy_signature)
+      SELECT id, '${ORG}', 'https://example.com/' || id, 'enabled', ARRAY['audit.completed'], ARRAY[]::uuid[], 'all',
+             'standard_v1', ARRAY['responses'], 'normalized', 'all', false, 'none', '{}'::jsonb, '\\x01'::bytea, 'whsec_…abcd', false
+        FROM unnest(ARRAY['${ENDPOINTS.join("', '")}']::uuid[]) id;
+    INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at, created_at)
+      SELECT gen_random_uuid(), '${ORG}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now(),
+             now() - (n % ${DAYS}) * interval '1 day'
+        FROM generate_series(1, 4000) n;
+    INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at, created_at, event_occurred_at)
+      SELECT gen_random_uuid(), '${ORG}', ep, e.id, 'audit.completed', e.audit_id, false,
+             CASE WHEN e.created_at > now() - interval '1 hour' THEN 'pending' ELSE 'succeeded' END,
+             e.created_at, e.created_at, e.occurred_at
+        FROM events e, unnest(ARRAY['${ENDPOINTS.join("', '")}']::uuid[]) ep;
+    ANALYZE webhook_deliveries, events;
+  `);
+}
+
+function claim(r: Partial<ClaimRequest> = {}) {
+  const request: ClaimRequest = {
+    leaseToken: "plan", limit: 50, leaseMs: 60_000, perEndpoint: 16, now: new Date(), scope: { kind: "all", streams: [] },
+    busyEndpoints: new Map(), skipEndpoints: [], inFlight: [], ...r,
+  };
+  return { ...claimStatement(request), request };
+}
+
+/** Runs `fn` in a transaction that is rolled back, and returns what it returned. */
+async function rolledBack<T>(db: TestDatabase["db"], fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  const rollback = new Error("rollback");
+  let out: T | undefined;
+  await db
+    .transaction(async (tx: SqlExecutor) => {
+      out = await fn(tx);
+      throw rollback;
+    })
+    .catch((error: unknown) => {
+      if (error !== rollback) throw error;
+    });
+  return out as T;
+}
+
+/** Every node of a plan but those of the live floor's own probe. */
+const outsideLiveDays = (n: PlanNode): PlanNode[] => (n["Subplan Name"] === "CTE live_floor" ? [] : [n, ...(n.Plans ?? []).flatMap(outsideLiveDays)]);
+
+/** The statements `use` sends through the queue repository, captured instead of run. */
+async function sentBy(db: Database, use: (queue: ReturnType<typeof deliveriesQueueRepo>) => Promise<unknown>) {
+  const sent: { sql: string; params: unknown[] }[] = [];
+  const capturing = new Proxy(db, {
+    get(target, key) {
+      if (key === "query") return async (sql: string, params: unknown[] = []) => (sent.push({ sql, params }), []);
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  await use(deliveriesQueueRepo(capturing));
+  return sent;
+}
+
+/**
+ * The day partitions of webhook_deliveries, events and attempts whose scans ran (at least one loop) in the
+ * claim's plan, but for the live floor's own probe (one of each partition's small partial index
+ * over queued rows, once per claim: that is how the claim learns which days hold them).
+ */
+async function partitionsVisited(db: TestDatabase["db"], mode: "custom" | "generic", { sql, params }: { sql: string; params: unknown[] } = claim()): Promise<string[]> {
+  return rolledBack(db, async (tx) => {
+    if (mode === "generic") await tx.exec("SET LOCAL plan_cache_mode = force_generic_plan");
+    // a named statement, as the engine sends it: the generic plan is the one PostgreSQL may keep
+    const explained = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+    const scans = outsideLiveDays(explained[0]!["QUERY PLAN"][0].Plan).filter(
+      (n) =>
+        /^(webhook_deliveries|events|webhook_delivery_attempts)_p\d{8}$/.test(n["Relation Name"] ?? "") && (n["Actual Loops"] ?? 0) > 0,
+    );
+    return [...new Set(scans.map((n) => n["Relation Name"]!.slice(-8)))].sort();
+  });
+}
+
+let t: TestDatabase | undefined;
+
+describe.skipIf(!onPostgres)("the claim over many day partitions (PostgreSQL only: skipped unless TEST_DATABASE_URL is set)", () => {
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await partitionDays(t.db, DAYS + 2);
+    await seed(t.db);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it.each(["custom", "generic"] as const)("visits only the partitions from the oldest queued row's day on (%s plan)", async (mode) => {
+    const today = partitionDay(new Date());
+    const visited = await partitionsVisited(t!.db, mode);
+    // the claim read the queue, the rows it took and their events in today's partitions, and none
+    // of the older days', full of finished deliveries (the empty week ahead may be probed)
+    expect(visited).toContain(today);
+    expect(visited.filter((day) => day < today)).toEqual([]);
+  });
+
+  it.each(["custom", "generic"] as const)("releases, renews and records claimed rows in their day's partitions only (%s plan)", async (mode) => {
+    const now = new Date();
+    const queue = deliveriesQueueRepo(t!.db);
+    const claimed = await queue.claim({ ...claim().request, leaseToken: `held-${mode}`, limit: 6 });
+    expect(claimed.rows.length).toBe(6);
+    const held = claimed.rows.map((r) => ({ id: r.id, createdAt: r.created_at, leaseToken: `held-${mode}` }));
+    const outcomes = claimed.rows.map((r): OutcomeRecord => ({
+      deliveryId: r.id, createdAt: r.created_at, endpointId: r.endpoint_id, leaseToken: `held-${mode}`, at: now, effect: "healthy",
+      update: { status: "succeeded", attempt_count: 1, next_attempt_at: null, last_response_status: 200, last_error_code: null, last_error_message: null, delivered_at: now, next_trigger: "scheduled" },
+      attempt: { id: newId(), trigger: "scheduled", url: "https://example.com/", started_at: now, duration_ms: 3, response_body: null },
+    }));
+    const statements = [
+      ...(await sentBy(t!.db, (q) => q.release(held.slice(0, 2), `held-${mode}`))),
+      ...(await sentBy(t!.db, (q) => q.renew(held, 60_000, now))),
+      ...(await sentBy(t!.db, (q) => q.recordBatch(outcomes, 3_600_000))),
+    ];
+    expect(statements).toHaveLength(3);
+    const today = partitionDay(now);
+    for (const statement of statements) {
+      expect({ statement: statement.sql.trim().slice(0, 40), visited: await partitionsVisited(t!.db, mode, statement) })
+        .toEqual({ statement: statement.sql.trim().slice(0, 40), visited: [today] });
+    }
+    await queue.release(held, `held-${mode}`);
+  });
+
+  it("claims a delivery queued again in an old day at once, and then reads from that day on", async () => {
+    const old = new Date(Date.now() - 12 * DAY_MS);
+    const [event] = await t!.db.query<{ id: string; audit_id: string }>(
+      `SELECT id, audit_id FROM events WHERE created_at >= $1 AND created_at < $1::timestamptz + interval '1 day' LIMIT 1`,
+      [new Date(old.getTime() - (old.getTime() % DAY_MS))],
+    );
+    await t!.db.query(
+      `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at, created_at, next_trigger)
+       SELECT $1, $2, $3, e.id, 'audit.completed', e.audit_id, false, 'pending', now() - interval '1 day', e.created_at, 'manual'
+         FROM events e WHERE e.id = $4
+       ON CONFLICT (event_id, endpoint_id, created_at) DO UPDATE SET id = $1, status = 'pending', next_attempt_at = now() - interval '1 day', next_trigger = 'manual'`,
+      [OLD_QUEUED, ORG, ENDPOINTS[0], event!.id],
+    );
+    // due a day ago, it is the oldest due row of all: the first claim takes it
+    const claimed = await rolledBack(t!.db, (tx) => {
+      const { sql, params } = claim({ limit: 5 });
+      return tx.query<{ id: string | null }>(sql, params);
+    });
+    expect(claimed.map((r) => r.id)).toContain(OLD_QUEUED);
+    // from that day on: the days between may hold queued rows too
+    const visited = await partitionsVisited(t!.db, "custom");
+    expect(visited[0]).toBe(partitionDay(old));
+  });
+});
