@@ -148,7 +148,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     // On PostgreSQL the engine has a pool of its own: claims and records never queue behind API
     // requests, nor API requests behind them. PGlite has one connection whatever we do.
     const engineDb = config.dispatcher && db.kind === "postgres" && config.databaseUrl
-      ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize })
+      ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize, genericPlans: true })
       : null;
     if (engineDb) opened.add(() => engineDb.close());
     const metricsPort = config.metricsPort;

@@ -9,7 +9,7 @@ import type { Database, OpenDatabaseOptions } from "./types.js";
 export type { ConnectionRetryCounts, Database, OpenDatabaseOptions, PoolStats, Row, Session, SqlExecutor } from "./types.js";
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize, { genericPlans: opts.genericPlans ?? false });
   if (opts.inMemory || !opts.dataDir) return openPglite({ dataDir: opts.dataDir, inMemory: opts.inMemory });
   mkdirSync(opts.dataDir, { recursive: true });
   const unlock = lockDataDir(opts.dataDir);

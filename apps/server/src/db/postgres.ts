@@ -72,13 +72,18 @@ async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
   };
 }
 
-export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE, { genericPlans = false } = {}): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    // a connection closed when idle takes its prepared statements with it (OpenDatabaseOptions)
+    ...(genericPlans && { options: "-c plan_cache_mode=force_generic_plan", idleTimeoutMillis: 0 }),
+  });
   // An idle client losing its connection emits on the pool; unhandled, that would crash the process.
   pool.on("error", () => undefined);
   // A read's second run (read-retry.ts) takes a connection opened for it and closed right after
   // (idle 1 ms), never one that may have died with the first.
-  const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1 });
+  const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1, ...(genericPlans && { options: "-c plan_cache_mode=force_generic_plan" }) });
   freshPool.on("error", () => undefined);
   const retry = createReadRetry();
   const prisma = new PrismaClient({ adapter: withReadRetry(new PrismaPg(pool), new PrismaPg(freshPool), retry) });

@@ -87,6 +87,15 @@ export interface OpenDatabaseOptions {
   inMemory?: boolean | undefined;
   /** PostgreSQL pool size shared by Prisma and raw queries (default 10). */
   poolSize?: number | undefined;
+  /**
+   * PostgreSQL: plan each prepared statement once per connection, without its values
+   * (plan_cache_mode = force_generic_plan), on connections kept open while idle. For the
+   * delivery engine's pool, whose statements are written for such plans (they name day
+   * partitions by values computed as they run, which the executor prunes by): PostgreSQL's
+   * default makes five plans with the values first, and over 40 day partitions each took 50 ms
+   * where running the statement took 7 (bench/NOTES.md, "Planning over day partitions").
+   */
+  genericPlans?: boolean | undefined;
 }
 
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
