@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { SqlExecutor } from "../db/client.js";
 import { InvalidCursorError } from "../lib/errors.js";
 import { idTimeWindow } from "../lib/ids.js";
@@ -43,27 +44,56 @@ const filterSql = (conditions: readonly Condition[]): string[] => [
   ...conditions.map((c, i) => (c.op === "= ANY" ? `t.${c.column} = ANY($${i + 2})` : `t.${c.column} ${c.op} $${i + 2}`)),
 ];
 
-export function pageSql(source: ListTable, conditions: readonly Condition[], walk: Walk): string {
+/** What a page fetches past its limit is one row (whether there is more), then up to the next of these. */
+const FETCH_SIZES = [11, 26, 51, 101];
+
+/**
+ * The rows a page of `limit` fetches: its limit and one more, rounded up to one of a few sizes.
+ * The LIMIT is written into the statement's text rather than passed: with a parameter for it,
+ * PostgreSQL judged a plan made without the values dearer than one made for them and planned
+ * every page again, which over 40 day partitions took longer than reading the page (bench/NOTES.md,
+ * "Planning over day partitions"); a few sizes keep a few statements per connection.
+ */
+export const fetchSize = (limit: number): number => FETCH_SIZES.find((n) => n > limit) ?? limit + 1;
+
+export function pageSql(source: ListTable, conditions: readonly Condition[], walk: Walk, fetch: number): string {
   const where = filterSql(conditions);
   const next = conditions.length + 2;
-  let limit = `$${next}`;
   if (walk !== "first") {
     // The cursor is a row comparison against an uncorrelated subselect: PostgreSQL runs it once
     // (an InitPlan) and uses its result as the index scan's start key, so the page after 900,000
     // rows reads what the first page reads. (A join would let the planner walk the list from
     // its newest row, filtering, with the cursor row inside the loop.) One round trip either way.
-    const window = source.dayPartitioned ? ` AND c.created_at >= $${next + 2} AND c.created_at < $${next + 3}` : "";
+    // The window's bounds as scalar subqueries: values the executor prunes the day partitions by
+    // when it runs, which leaves the plan made without the values as cheap as one made for them,
+    // so PostgreSQL keeps it. Passed as plain parameters, they made every page's plan for its
+    // values dearer to make than the page was to read (bench/NOTES.md, "Planning over day partitions").
+    const window = source.dayPartitioned
+      ? ` AND c.created_at >= (SELECT $${next + 1}::timestamptz) AND c.created_at < (SELECT $${next + 2}::timestamptz)`
+      : "";
     const cursor = `(SELECT c.created_at, c.id FROM ${source.table} c WHERE c.id = $${next} AND c.org_id = $1${window})`;
     where.push(`(t.created_at, t.id) ${walk === "older" ? "<" : ">"} ${cursor}`);
-    limit = `$${next + 1}`;
   }
   const order = walk === "newer" ? "t.created_at ASC, t.id ASC" : "t.created_at DESC, t.id DESC";
-  return `SELECT ${source.columns} FROM ${source.table} t WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${limit}`;
+  return `SELECT ${source.columns} FROM ${source.table} t WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${Math.trunc(fetch)}`;
 }
 
 function countSql(source: ListTable, conditions: readonly Condition[]): string {
   return `SELECT count(*) AS n FROM ${source.table} t WHERE ${filterSql(conditions).join(" AND ")}`;
 }
+
+/** A list's statement and the name it is prepared under. */
+interface Statement {
+  sql: string;
+  name: string;
+}
+
+/**
+ * Prepared once per connection under a name its text decides (the same text, from any reader,
+ * the same name): a page over 40 day partitions took longer to plan than to run, and PostgreSQL
+ * plans an unnamed statement again each time (bench/NOTES.md, "Planning over day partitions").
+ */
+const named = (sql: string): Statement => ({ sql, name: `ars_list_${createHash("sha256").update(sql).digest("hex").slice(0, 24)}` });
 
 /** Pages of one list read through the driver; rows come back as the caller's row type. */
 /**
@@ -72,11 +102,11 @@ function countSql(source: ListTable, conditions: readonly Condition[]): string {
  * it): that page is read again on the primary before the cursor is called invalid.
  */
 export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: CountCache, primary?: SqlExecutor) {
-  const statements = new Map<string, string>();
-  const statement = (key: string, build: () => string): string => {
-    let sql = statements.get(key);
-    if (sql === undefined) statements.set(key, (sql = build()));
-    return sql;
+  const statements = new Map<string, Statement>();
+  const statement = (key: string, build: () => string): Statement => {
+    let built = statements.get(key);
+    if (built === undefined) statements.set(key, (built = named(build())));
+    return built;
   };
   const shapeOf = (conditions: readonly Condition[]) => conditions.map((c) => `${c.column}${c.op}`).join(",");
   const cursorSql = `SELECT 1 AS found FROM ${source.table} WHERE id = $1 AND org_id = $2`;
@@ -85,8 +115,8 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
     const values = conditions.map((c) => c.value);
     const key = `${source.table}\n${orgId}\n${shape}\n${JSON.stringify(values)}`;
     return counts.get(key, async () => {
-      const sql = statement(`count:${shape}`, () => countSql(source, conditions));
-      const [row] = await db.query<{ n: number | bigint }>(sql, [orgId, ...values]);
+      const { sql, name } = statement(`count:${shape}`, () => countSql(source, conditions));
+      const [row] = await db.query<{ n: number | bigint }>(sql, [orgId, ...values], { name });
       return Number(row!.n);
     });
   }
@@ -95,23 +125,23 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
     const cursorId = page.startingAfter ?? page.endingBefore;
     const walk: Walk = cursorId === undefined ? "first" : page.endingBefore !== undefined ? "newer" : "older";
     const shape = shapeOf(conditions);
-    const sql = statement(`${walk}:${shape}`, () => pageSql(source, conditions, walk));
+    const fetch = fetchSize(page.limit);
+    const { sql, name } = statement(`${walk}:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch));
     const params: unknown[] = [orgId];
     for (const c of conditions) params.push(c.value);
     if (cursorId !== undefined) params.push(cursorId);
-    params.push(page.limit + 1);
     if (cursorId !== undefined && source.dayPartitioned) {
       // -infinity/infinity for an id that is not a UUIDv7: then every partition is looked in
       const w = idTimeWindow(cursorId);
       params.push(w?.from ?? "-infinity", w?.until ?? "infinity");
     }
     // The page and the count run together; Promise.all settles both when either fails.
-    const [fetched, total] = await Promise.all([on.query<Row>(sql, params), page.includeTotal ? count(orgId, conditions, shape) : undefined]);
+    const [fetched, total] = await Promise.all([on.query<Row>(sql, params, { name }), page.includeTotal ? count(orgId, conditions, shape) : undefined]);
     // An empty page after a cursor may also mean the cursor is not an item of this list: only
     // then is it looked up on its own.
     if (cursorId !== undefined && fetched.length === 0 && (await on.query(cursorSql, [cursorId, orgId])).length === 0) return "unknown cursor";
     const hasMore = fetched.length > page.limit;
-    if (hasMore) fetched.pop();
+    if (hasMore) fetched.length = page.limit;
     if (walk === "newer") fetched.reverse();
     return { rows: fetched, hasMore, total };
   }
