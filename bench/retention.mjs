@@ -29,6 +29,9 @@ const { values: args } = parseArgs({
     db: { type: "string", default: "ars_bench_retention" },
     "no-write": { type: "boolean", default: false },
     render: { type: "boolean", default: false }, // only re-render RETENTION.md, the chart and RESULTS.md from retention-results.json
+    // measure again on the database a full run left (its last day), without generating anything:
+    // a before/after comparison of a change in minutes (prints, writes nothing)
+    "measure-only": { type: "boolean", default: false },
   },
 });
 if (args.render) {
@@ -52,8 +55,10 @@ const log = (...a) => console.log(`[retention ${new Date().toISOString().slice(1
 // ---- database -----------------------------------------------------------------------------
 const admin = new pg.Client({ connectionString: args["database-url"] });
 await admin.connect();
-await admin.query(`DROP DATABASE IF EXISTS ${args.db} WITH (FORCE)`);
-await admin.query(`CREATE DATABASE ${args.db}`);
+if (!args["measure-only"]) {
+  await admin.query(`DROP DATABASE IF EXISTS ${args.db} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${args.db}`);
+}
 await admin.end();
 const url = new URL(args["database-url"]);
 url.pathname = `/${args.db}`;
@@ -165,13 +170,13 @@ async function generateDay(d) {
 // ---- measurements ------------------------------------------------------------------------
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
 
-async function listLatency() {
+async function listLatency(api, endpoint) {
   const n = Number(args["list-requests"]);
   const first = "/v2/webhook_deliveries?limit=100";
   const page = await (await api(`/v2/webhook_deliveries?limit=100`)).json();
   const deep = `/v2/webhook_deliveries?limit=100&starting_after=${page.data.at(-1).id}`;
   const out = {};
-  for (const [key, path] of [["first", first], ["cursor", deep], ["endpoint", `${first}&endpoint_id=${endpoints[2]}`]]) {
+  for (const [key, path] of [["first", first], ["cursor", deep], ["endpoint", `${first}&endpoint_id=${endpoint}`]]) {
     const times = [];
     for (let i = 0; i < n + 30; i++) {
       const t = performance.now();
@@ -228,11 +233,29 @@ const housekeeper = server.createHousekeeper({
 const series = [];
 const measured = {};
 const started = Date.now();
+if (args["measure-only"]) {
+  // the day after the last a full run generated, at its first hour; the lists are the full run's
+  // org's (its deliveries), the engine delivers to this run's endpoints (the full run's secrets
+  // were sealed with its own key), and the full run's last retries end first
+  const [{ org_id: earlier }] = await db.query("SELECT org_id FROM events ORDER BY created_at LIMIT 1");
+  const [{ last }] = await db.query("SELECT max(created_at) AS last FROM events WHERE org_id = $1", [earlier]);
+  const d = Math.floor((new Date(last).getTime() - day0) / DAY) + 1;
+  setClock(day0 + d * DAY + 3_600_000);
+  await db.query("UPDATE webhook_deliveries SET status = 'succeeded', delivered_at = updated_at WHERE status IN ('pending', 'retrying') AND org_id <> $1", [org.id]);
+  const listToken = (await server.createToken(db, { orgId: earlier, scopes: server.ALL_SCOPES })).token;
+  const listApi = (path) => fetch(`${product.url}${path}`, { headers: { authorization: `Bearer ${listToken}` } });
+  const [, , { id: endpoint }] = await db.query("SELECT id FROM webhook_endpoints WHERE org_id = $1 ORDER BY id", [earlier]);
+  log(`day ${d} (measure only): ${JSON.stringify({ lists: await listLatency(listApi, endpoint), engine: await engineThroughput() })}`);
+  await product.close();
+  await receiver.close();
+  await db.close();
+  process.exit(0);
+}
 for (let d = 0; d < DAYS; d++) {
   setClock(day0 + d * DAY + 3_600_000);
   if (MEASURE.includes(d)) {
     log(`day ${d}: measuring lists and the engine`);
-    measured[d] = { lists: await listLatency(), engine: await engineThroughput() };
+    measured[d] = { lists: await listLatency(api, endpoints[2]), engine: await engineThroughput() };
     log(`day ${d}:`, JSON.stringify(measured[d]));
   }
   const t = performance.now();
