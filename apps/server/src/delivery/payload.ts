@@ -5,7 +5,7 @@
 // (`GET /v2/events/{webhook-id}`) reduced and spelled in the seed's camelCase: the contract's
 // AuditCompletedPayload description maps each field to the event's.
 import type { AuditCompletedPayload, AuditResponseItem, OperationalEventPayload } from "@audit-review/api-types/internal";
-import { storedAudit, storedOperationalData } from "../lib/stored-json.js";
+import { storedContent, type StoredAudit, type StoredContent } from "../lib/stored-json.js";
 import { OPERATIONAL_EVENT_TYPES, stored } from "../lib/stored-values.js";
 import type { StoredEvent, StoredResponse } from "../repos/events.repo.js";
 
@@ -33,8 +33,12 @@ function selectedResponses(responses: readonly StoredResponse[], s: PayloadSetti
 }
 
 export function buildPayload(event: PayloadEvent, settings: PayloadSettings): AuditCompletedPayload {
-  const audit = storedAudit(event);
+  const { audit } = storedContent(event);
   if (!audit) throw new Error(`a ${event.type} event has no audit to build an audit.completed body from`);
+  return auditBody(event, audit, settings);
+}
+
+function auditBody(event: PayloadEvent, audit: StoredAudit, settings: PayloadSettings): AuditCompletedPayload {
   const fields = new Set(settings.fields);
   const data: AuditCompletedPayload["data"] = { auditId: audit.audit_id, questionSetId: audit.question_set_id };
   if (fields.has("data.documentId")) data.documentId = event.document_id;
@@ -66,8 +70,12 @@ export function buildPayload(event: PayloadEvent, settings: PayloadSettings): Au
  * contract's OperationalEventPayload). An operational endpoint has no payload settings.
  */
 export function operationalPayload(event: PayloadEvent): OperationalEventPayload {
-  if (!event.data) throw new Error("an operational event without data");
-  const d = storedOperationalData(event.data);
+  const { notification } = storedContent(event);
+  if (!notification) throw new Error(`a ${event.type} event is not an operational notification`);
+  return operationalBody(event, notification);
+}
+
+function operationalBody(event: PayloadEvent, d: NonNullable<StoredContent["notification"]>): OperationalEventPayload {
   return {
     type: stored(OPERATIONAL_EVENT_TYPES, event.type),
     timestamp: event.occurred_at.toISOString(),
@@ -91,5 +99,6 @@ export function operationalPayload(event: PayloadEvent): OperationalEventPayload
 
 /** The exact bytes that are signed and sent. */
 export function serializePayload(event: PayloadEvent, settings: PayloadSettings): string {
-  return JSON.stringify(event.data ? operationalPayload(event) : buildPayload(event, settings));
+  const c = storedContent(event);
+  return JSON.stringify(c.audit !== null ? auditBody(event, c.audit, settings) : operationalBody(event, c.notification));
 }

@@ -1,9 +1,11 @@
 // The JSON columns stored in their API shape (written by the services from validated bodies).
 // These guards check the discriminating fields once when a row is read, instead of asserting.
-import type { EmEvaluation, IcdEvaluation, OperationalEventData, Threshold } from "@audit-review/api-types/internal";
+import type { EmEvaluation, EventType, IcdEvaluation, OperationalEventData, Threshold } from "@audit-review/api-types/internal";
 import type { Event } from "../generated/prisma/client.js";
 import { isRecord } from "./narrow.js";
 import { DELIVERY_ERROR_CODES, DISABLED_REASONS, EVENT_TYPES, stored, storedOrNull } from "./stored-values.js";
+
+const AUDIT_COMPLETED: EventType = "audit.completed";
 
 export const isEmEvaluation = (value: unknown): value is NonNullable<EmEvaluation> => isRecord(value) && value.object === "em_evaluation";
 
@@ -45,14 +47,29 @@ export interface StoredAudit {
   responses: StoredResponse[];
 }
 
-/** An audit.completed row's audit columns; null for an operational notification. */
-export function storedAudit(e: Pick<StoredEvent, "audit_id" | "question_set_id" | "result" | "responses">): StoredAudit | null {
-  if (e.audit_id === null || e.question_set_id === null || e.result === null || e.responses === null) return null;
-  return { audit_id: e.audit_id, question_set_id: e.question_set_id, result: e.result, responses: e.responses };
+/** What a stored event carries: its audit, or the operational notification it is; never both. */
+export type StoredContent =
+  | { audit: StoredAudit; notification: null }
+  | { audit: null; notification: NonNullable<OperationalEventData> };
+
+/**
+ * The one decision of whether a stored event is an audit or an operational notification. The
+ * type decides, as the events_shape_check constraint does; a row whose columns disagree with its
+ * type would break that constraint, so it fails loudly instead of being shown as neither.
+ */
+export function storedContent(e: Pick<StoredEvent, "type" | "audit_id" | "question_set_id" | "result" | "responses" | "data">): StoredContent {
+  if (e.type === AUDIT_COMPLETED) {
+    if (e.audit_id === null || e.question_set_id === null || e.result === null || e.responses === null) {
+      throw new Error(`a stored ${e.type} event without its audit columns`);
+    }
+    return { audit: { audit_id: e.audit_id, question_set_id: e.question_set_id, result: e.result, responses: e.responses }, notification: null };
+  }
+  if (e.data === null) throw new Error(`a stored ${e.type} event without its data`);
+  return { audit: null, notification: storedOperationalData(e.data) };
 }
 
 /** Stored operational data as the contract spells it: every field named, each instant in its ISO form. */
-export function storedOperationalData(d: NonNullable<OperationalEventData>): NonNullable<OperationalEventData> {
+function storedOperationalData(d: NonNullable<OperationalEventData>): NonNullable<OperationalEventData> {
   const at = (v: string | null) => (v === null ? null : new Date(v).toISOString());
   return {
     endpoint_id: d.endpoint_id,

@@ -7,14 +7,14 @@ import type {
 } from "@audit-review/api-types/internal";
 import { AUDIT_RESULTS, EVENT_TYPES, stored } from "../lib/stored-values.js";
 import { iso } from "../lib/time.js";
-import { storedAudit, storedOperationalData, type StoredEvent } from "../lib/stored-json.js";
+import { storedContent, type StoredEvent } from "../lib/stored-json.js";
 
 /**
  * An event as it was published or made (GET /v2/events), before any endpoint's payload settings:
  * `data` for audit.completed, `notification` for an operational notification, the other null.
  */
 export function presentEvent(e: StoredEvent): Event {
-  const audit = storedAudit(e);
+  const { audit, notification } = storedContent(e);
   return {
     id: e.id,
     object: "event",
@@ -35,7 +35,7 @@ export function presentEvent(e: StoredEvent): Event {
         informational: r.informational,
       })),
     },
-    notification: e.data && storedOperationalData(e.data),
+    notification,
     occurred_at: iso(e.occurred_at),
     created_at: iso(e.created_at),
   };

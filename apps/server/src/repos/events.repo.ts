@@ -5,8 +5,8 @@ import type { Page, PageRequest } from "../lib/page.js";
 import type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 import type { CountCache } from "./count-cache.js";
 import { keysetReader, type Condition } from "./keyset.js";
+import { firstStateParams, firstStateParamsSql, insertNewDeliveriesSql } from "./new-delivery-sql.js";
 import { TEST_NOTICE } from "./notification-sql.js";
-import { uuidv7Sql } from "./uuidv7-sql.js";
 
 export type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 
@@ -51,8 +51,10 @@ WITH ev AS (
    WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = $1)
   RETURNING id
 ), fan AS (
-  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger, event_occurred_at)
-  SELECT ${uuidv7Sql("$11")}, $2, e.id, ev.id, $3, $4, $12, $14, $15, $16, $11, $11, $17, $10
+  ${insertNewDeliveriesSql({
+    at: "$11", orgId: "$2", endpointId: "e.id", eventId: "ev.id", eventType: "$3", auditId: "$4", isTest: "$12",
+    eventOccurredAt: "$10", first: firstStateParamsSql(14),
+  })}
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE CASE WHEN $13::uuid IS NULL
     THEN ${fanOutFilter("$3", "$5::uuid", "$7", "$11")}
@@ -90,8 +92,10 @@ WITH input AS (
    WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = input.id)
   RETURNING id, type, audit_id, question_set_id, result, occurred_at
 ), fan AS (
-  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count, next_attempt_at, created_at, updated_at, next_trigger, event_occurred_at)
-  SELECT ${uuidv7Sql("$3")}, $2, e.id, ev.id, ev.type, ev.audit_id, false, $4, $5, $6, $3, $3, $7, ev.occurred_at
+  ${insertNewDeliveriesSql({
+    at: "$3", orgId: "$2", endpointId: "e.id", eventId: "ev.id", eventType: "ev.type", auditId: "ev.audit_id", isTest: "false",
+    eventOccurredAt: "ev.occurred_at", first: firstStateParamsSql(4),
+  })}
   FROM ev JOIN ${LIVE_ENDPOINTS}
   WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result", "$3")}
   ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING
@@ -174,10 +178,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
         event.created_at,
         isTest,
         onlyEndpointId ?? null,
-        first.status,
-        first.attempt_count,
-        first.next_attempt_at,
-        first.next_trigger,
+        ...firstStateParams(first),
         ]);
       });
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
@@ -185,7 +186,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
 
     /** A sample operational notification for one operational endpoint (TEST_NOTICE); null when it is not live and enabled. */
     async publishTestNotice(endpointId: string, at: Date, first: NewDelivery): Promise<string | null> {
-      const [row] = await db.query<{ id: string }>(TEST_NOTICE, [endpointId, at, first.status, first.attempt_count, first.next_attempt_at, first.next_trigger]);
+      const [row] = await db.query<{ id: string }>(TEST_NOTICE, [endpointId, at, ...firstStateParams(first)]);
       return row?.id ?? null;
     },
 
@@ -197,10 +198,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
           JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
           orgId,
           createdAt,
-          first.status,
-          first.attempt_count,
-          first.next_attempt_at,
-          first.next_trigger,
+          ...firstStateParams(first),
         ]);
       });
       const out = new Map<string, PublishedOne>();

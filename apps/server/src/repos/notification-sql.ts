@@ -3,7 +3,7 @@
 // fan-out that stores each as an event with one delivery per subscribed operational endpoint. It
 // runs inside the statement or transaction that records the change it reports, so a change is
 // never committed without its notification, and a change recorded once is notified once.
-import { newDelivery } from "../domain/delivery/fan-out.js";
+import { firstStateAtSql, firstStateParamsSql, insertNewDeliveriesSql } from "./new-delivery-sql.js";
 import { uuidv7Sql } from "./uuidv7-sql.js";
 import type { StatementRunner } from "./delivery-sql.js";
 
@@ -35,8 +35,6 @@ export const exhaustedDeliverySql = (p: { id: string; eventId: string; eventType
  */
 export const NOTIFIES = (endpoint: string) => `(${endpoint}.kind = 'audit' AND ${endpoint}.listener_connected_until IS NULL)`;
 
-const FIRST = newDelivery(false, new Date(0));
-
 /**
  * Two CTEs storing the rows of CTE `source` (org_id, type, at, data) as events, created at `at`,
  * each with one pending delivery per live, enabled operational endpoint of its org subscribed to
@@ -48,10 +46,10 @@ export const noticeFanOutSql = (source: string) => `notice_events AS (
   SELECT ${uuidv7Sql("n.at")}, n.org_id, n.type, n.data, n.at, n.at, false FROM ${source} n
   RETURNING id, org_id, type, created_at, data->>'endpoint_id' AS endpoint_id
 ), notice_deliveries AS (
-  INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count,
-                                  next_attempt_at, created_at, updated_at, next_trigger, event_occurred_at)
-  SELECT ${uuidv7Sql("ev.created_at")}, ev.org_id, o.id, ev.id, ev.type, NULL, false, '${FIRST.status}', ${FIRST.attempt_count},
-         ev.created_at, ev.created_at, ev.created_at, '${FIRST.next_trigger}', ev.created_at
+  ${insertNewDeliveriesSql({
+    at: "ev.created_at", orgId: "ev.org_id", endpointId: "o.id", eventId: "ev.id", eventType: "ev.type", auditId: "NULL", isTest: "false",
+    eventOccurredAt: "ev.created_at", first: firstStateAtSql("ev.created_at"),
+  })}
     FROM notice_events ev
     JOIN webhook_endpoints o ON o.org_id = ev.org_id AND o.kind = 'operational' AND o.deleted_at IS NULL
                             AND o.status = 'enabled' AND ev.type = ANY (o.event_types)
@@ -84,8 +82,8 @@ export async function notifyDisabled(tx: StatementRunner, endpointId: string, at
 
 /**
  * A sample for *Send a test event* to an operational endpoint: `webhook_endpoint.failing` about
- * the endpoint itself, flagged is_test, queued for that endpoint only ($3..$6: its first delivery,
- * as domain/delivery/fan-out.ts makes it). Answers the delivery's id; none when the endpoint is
+ * the endpoint itself, flagged is_test, queued for that endpoint only ($3..$6: firstStateParams of
+ * its first delivery, as domain/delivery/fan-out.ts makes it). Answers the delivery's id; none when the endpoint is
  * no longer live and enabled.
  */
 export const TEST_NOTICE = `
@@ -98,8 +96,9 @@ WITH ev AS (
    WHERE e.id = $1::uuid AND e.deleted_at IS NULL AND e.status = 'enabled'
   RETURNING id, org_id, type, created_at
 )
-INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, attempt_count,
-                                next_attempt_at, created_at, updated_at, next_trigger, event_occurred_at)
-SELECT ${uuidv7Sql("ev.created_at")}, ev.org_id, $1::uuid, ev.id, ev.type, NULL, true, $3, $4, $5, ev.created_at, ev.created_at, $6, ev.created_at
+${insertNewDeliveriesSql({
+  at: "ev.created_at", orgId: "ev.org_id", endpointId: "$1::uuid", eventId: "ev.id", eventType: "ev.type", auditId: "NULL", isTest: "true",
+  eventOccurredAt: "ev.created_at", first: firstStateParamsSql(3),
+})}
   FROM ev
 RETURNING id`;
