@@ -24,7 +24,7 @@ import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery/outcome.
 import { THROTTLE_STEPS_PER_SECOND } from "../domain/delivery/throttle.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
-import { createdWithin } from "./day-partition-sql.js";
+import { createdWithin, dayBounds } from "./day-partition-sql.js";
 import { failQueuedDeliveries, FROM_LIVE_FLOOR, LIVE_FLOOR, LIVE_SQL, QUEUED_ENDPOINTS, type StatementRunner } from "./delivery-sql.js";
 import { exhaustedDeliverySql, noticeDataSql, noticeFanOutSql, NOTIFIES, notifyDisabled, type NoticeMade } from "./notification-sql.js";
 import { exhaustsRetries } from "../domain/delivery/notices.js";
@@ -341,26 +341,27 @@ export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[
  * or claimed by another dispatcher after its lease ran out is not); those of them not locked by
  * another statement right now (SKIP LOCKED: the dispatcher's own recorder, usually, which is
  * ending the lease anyway) get `leaseMs` more from the database's now. Never waits on a row lock,
- * so it cannot deadlock with a record batch that updates the same rows in another order.
+ * so it cannot deadlock with a record batch that updates the same rows in another order. $6 and
+ * $7 bound the rows' days (dayBounds of repos/day-partition-sql.ts).
  */
 const RENEW = `
 WITH held AS (
   SELECT * FROM unnest($1::uuid[], $2::text[]) AS h(id, lease_owner)
 ), owned AS (
   SELECT d.id, d.created_at FROM webhook_deliveries d JOIN held h ON h.id = d.id AND h.lease_owner = d.lease_owner
-   WHERE d.id = ANY($1::uuid[]) AND d.created_at = ANY($3::timestamptz[]) AND ${createdWithin("d.created_at", "SELECT unnest($3::timestamptz[])")}
+   WHERE d.id = ANY($1::uuid[]) AND d.created_at = ANY($3::timestamptz[]) AND d.created_at BETWEEN $6 AND $7
      AND d.status IN ${LIVE_SQL}
 ), free AS (
   SELECT d.id, d.created_at FROM webhook_deliveries d
    WHERE d.id = ANY (ARRAY(SELECT id FROM owned)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM owned))
-     AND ${createdWithin("d.created_at", "SELECT created_at FROM owned")}
+     AND d.created_at BETWEEN $6 AND $7
      AND d.lease_owner = ANY($2::text[]) AND d.status IN ${LIVE_SQL}
      FOR UPDATE SKIP LOCKED
 ), renewed AS (
   UPDATE webhook_deliveries d
      SET locked_until = $5::timestamptz + $4::int * interval '1 millisecond'
    WHERE d.id = ANY (ARRAY(SELECT id FROM free)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM free))
-     AND ${createdWithin("d.created_at", "SELECT created_at FROM free")}
+     AND d.created_at BETWEEN $6 AND $7
   RETURNING d.id
 )
 SELECT o.id, r.id IS NOT NULL AS renewed FROM owned o LEFT JOIN renewed r ON r.id = o.id`;
@@ -408,8 +409,9 @@ function splitClaimRow(r: ClaimRow, into: Claim): void {
 /**
  * A batch of outcomes in one statement: every delivery row still leased by its claim, the attempt
  * row of each (docs/delivery.md#states: same statement as the outcome), and the endpoints' failure
- * streaks ($2). The rows are named by their ids and days, as arrays computed first, so only the
- * day partitions that hold them are read (as in the claim).
+ * streaks ($2). The rows are named by their ids and days, within the least and greatest of those
+ * days ($3, $4: dayBounds of repos/day-partition-sql.ts), so only the day partitions that hold
+ * them are set up and read.
  */
 const RECORD_BATCH = `
 WITH input AS (
@@ -425,7 +427,7 @@ WITH input AS (
          locked_until = NULL, lease_owner = NULL, updated_at = i.at, next_trigger = i.next_trigger
     FROM input i
    WHERE w.id = ANY (ARRAY(SELECT delivery_id FROM input)) AND w.created_at = ANY (ARRAY(SELECT created_at FROM input))
-     AND ${createdWithin("w.created_at", "SELECT created_at FROM input")}
+     AND w.created_at BETWEEN $3 AND $4
      AND w.id = i.delivery_id AND w.created_at = i.created_at AND w.lease_owner = i.lease_token AND w.status IN ${LIVE_SQL}
   RETURNING w.id, w.org_id, w.endpoint_id, w.event_id, w.event_type
 ), a AS (
@@ -539,7 +541,11 @@ async function writeBatch(
   const input = outcomes.map((o, i) =>
     outcomeJson(o, updates[i]!, exhaustsRetries(o.update, o.effect, o.attempt?.trigger ?? null, disabled.has(o.endpointId))),
   );
-  const rows = await tx.query<{ kind: string; id: string }>(RECORD_BATCH, [JSON.stringify(input), JSON.stringify(streakRows)], { name: "ars_record_batch" });
+  const rows = await tx.query<{ kind: string; id: string }>(
+    RECORD_BATCH,
+    [JSON.stringify(input), JSON.stringify(streakRows), ...dayBounds(outcomes.map((o) => o.createdAt))],
+    { name: "ars_record_batch" },
+  );
   const written: Written = { recorded: new Set(), notices: [] };
   for (const r of rows) {
     if (r.kind === "recorded") written.recorded.add(r.id);
@@ -614,9 +620,9 @@ export function deliveriesQueueRepo(db: Database) {
       if (!rows.length) return;
       await db.query(
         `UPDATE webhook_deliveries SET locked_until = NULL, lease_owner = NULL
-          WHERE id = ANY($1::uuid[]) AND created_at = ANY($3::timestamptz[]) AND ${createdWithin("created_at", "SELECT unnest($3::timestamptz[])")}
+          WHERE id = ANY($1::uuid[]) AND created_at = ANY($3::timestamptz[]) AND created_at BETWEEN $4 AND $5
             AND lease_owner = $2`,
-        [rows.map((r) => r.id), leaseToken, [...new Set(rows.map((r) => r.createdAt.toISOString()))]],
+        [rows.map((r) => r.id), leaseToken, [...new Set(rows.map((r) => r.createdAt.toISOString()))], ...dayBounds(rows.map((r) => r.createdAt))],
       );
     },
 
@@ -626,6 +632,7 @@ export function deliveriesQueueRepo(db: Database) {
       if (!held.length) return renewal;
       const rows = await db.query<{ id: string; renewed: boolean }>(RENEW, [
         held.map((h) => h.id), held.map((h) => h.leaseToken), [...new Set(held.map((h) => h.createdAt.toISOString()))], leaseMs, now,
+        ...dayBounds(held.map((h) => h.createdAt)),
       ], { name: "ars_renew_leases" });
       for (const r of rows) {
         renewal.owned.add(r.id);

@@ -6,6 +6,7 @@ import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordedRequest } from "@audit-review/test-kit/receiver";
 import type { Database } from "../../src/db/client.js";
+import type { QueryOptions } from "../../src/db/types.js";
 import type { Dispatcher } from "../../src/delivery/dispatcher.js";
 import { dispatcherFrom, drainDispatcher, idleOf, manualSignal } from "../harness/drain.js";
 import { moved, scrape } from "../harness/metrics.js";
@@ -136,16 +137,16 @@ function withHeldClaims(db: Database) {
   const proxy = new Proxy(db, {
     get(target, prop) {
       if (prop === "query") {
-        return async (sql: string, params?: unknown[]) => {
-          if (sql.includes("), renewed AS (")) {
+        return async (sql: string, params?: unknown[], options?: QueryOptions) => {
+          if (options?.name === "ars_renew_leases") {
             await renewals;
-            const run = target.query(sql, params);
+            const run = target.query(sql, params, options);
             renewing.add(run);
             return run.finally(() => renewing.delete(run));
           }
-          if (!sql.includes("WITH RECURSIVE queued")) return target.query(sql, params);
+          if (!options?.name?.startsWith("ars_claim_")) return target.query(sql, params, options);
           await before.shift();
-          const rows = await target.query(sql, params);
+          const rows = await target.query(sql, params, options);
           await after.shift();
           return rows;
         };
