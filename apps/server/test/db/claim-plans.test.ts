@@ -9,6 +9,7 @@ import { claimStatement, type ClaimRequest } from "../../src/repos/deliveries-qu
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 import { indexParents, partitionDays, tableOf } from "../harness/partitions.js";
 import { nodes as planNodes, rowsRead, type PlanNode } from "../harness/plans.js";
+import { endpointsSql } from "../harness/seed-sql.js";
 
 let parentOf: (index: string | undefined) => string | undefined = (index) => index;
 
@@ -33,13 +34,7 @@ const DUE_INDEX = "webhook_deliveries_endpoint_id_next_attempt_at_idx";
 
 /** 20,000 due rows on one endpoint, 300 on each of five others, all due before the others' rows. */
 async function seed(db: SqlExecutor): Promise<void> {
-  await db.exec(`
-    INSERT INTO webhook_endpoints (id, org_id, url, status, event_types, filter_question_set_ids, filter_audit_results,
-                                   payload_format, payload_fields, payload_result_format, payload_responses_filter,
-                                   payload_include_informational, auth_type, auth_config, secret_enc, secret_hint, legacy_signature)
-      SELECT id, '${ORG}', 'https://example.com/' || id, 'enabled', ARRAY['audit.completed'], ARRAY[]::uuid[], 'all',
-             'standard_v1', ARRAY['responses'], 'normalized', 'all', false, 'none', '{}'::jsonb, '\\x01'::bytea, 'whsec_…abcd', false
-        FROM unnest(ARRAY['${BACKLOGGED}', '${OTHERS.join("', '")}']::uuid[]) id;
+  await db.exec(`${endpointsSql(ORG, [BACKLOGGED, ...OTHERS])}
     INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at, created_at)
       SELECT gen_random_uuid(), '${ORG}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now(),
              now() - (n % 5) * interval '1 day'

@@ -14,6 +14,7 @@ import { DAY_MS } from "../../src/domain/retention.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 import { partitionDays } from "../harness/partitions.js";
 import type { PlanNode } from "../harness/plans.js";
+import { endpointsSql } from "../harness/seed-sql.js";
 
 const ORG = "0190a000-0000-7000-8000-00000000b001";
 const ENDPOINTS = [1, 2, 3].map((n) => `0190a000-0000-7000-8000-00000000f00${n}`);
@@ -25,13 +26,7 @@ const partitionDay = (at: Date) => at.toISOString().slice(0, 10).replaceAll("-",
 
 /** Finished deliveries on every day of the last DAYS, and queued rows (due now) only today. */
 async function seed(db: SqlExecutor): Promise<void> {
-  await db.exec(`
-    INSERT INTO webhook_endpoints (id, org_id, url, status, event_types, filter_question_set_ids, filter_audit_results,
-                                   payload_format, payload_fields, payload_result_format, payload_responses_filter,
-                                   payload_include_informational, auth_type, auth_config, secret_enc, secret_hint, legacy_signature)
-      SELECT id, '${ORG}', 'https://example.com/' || id, 'enabled', ARRAY['audit.completed'], ARRAY[]::uuid[], 'all',
-             'standard_v1', ARRAY['responses'], 'normalized', 'all', false, 'none', '{}'::jsonb, '\\x01'::bytea, 'whsec_…abcd', false
-        FROM unnest(ARRAY['${ENDPOINTS.join("', '")}']::uuid[]) id;
+  await db.exec(`${endpointsSql(ORG, ENDPOINTS)}
     INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at, created_at)
       SELECT gen_random_uuid(), '${ORG}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now(),
              now() - (n % ${DAYS}) * interval '1 day'

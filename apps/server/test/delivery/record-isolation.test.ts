@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.js";
 import { deliveriesQueueRepo, type OutcomeRecord } from "../../src/repos/deliveries-queue.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
+import { endpointsSql } from "../harness/seed-sql.js";
 
 const ORG = "0190a000-0000-7000-8000-00000000a001";
 const HEALTHY = "0190a000-0000-7000-8000-00000000e001";
@@ -18,13 +19,7 @@ async function seed(): Promise<void> {
   await t!.db.exec(SEED);
 }
 
-const SEED = `
-    INSERT INTO webhook_endpoints (id, org_id, url, status, event_types, filter_question_set_ids, filter_audit_results,
-                                   payload_format, payload_fields, payload_result_format, payload_responses_filter,
-                                   payload_include_informational, auth_type, auth_config, secret_enc, secret_hint, legacy_signature)
-      SELECT id, '${ORG}', 'https://example.com/' || id, 'enabled', ARRAY['audit.completed'], ARRAY[]::uuid[], 'all',
-             'standard_v1', ARRAY['responses'], 'normalized', 'all', false, 'none', '{}'::jsonb, '\\x01'::bytea, 'whsec_…abcd', false
-        FROM unnest(ARRAY['${HEALTHY}', '${FAILING}']::uuid[]) id;
+const SEED = `${endpointsSql(ORG, [HEALTHY, FAILING])}
     INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at)
       VALUES (gen_random_uuid(), '${ORG}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now());
     INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at)
