@@ -5,11 +5,13 @@
 // without a hard heap limit (a larger live heap still fits; nothing turns into an out-of-memory
 // crash). The flag is read by V8 at every collection, so it takes effect when set at run time.
 //
-// The factor differs by role because what it costs does. `serve` builds each list page as one
-// string of 230–470 KB, a large object in the old generation: 16 pages in flight past a bound of
-// 1.3 × the live heap meant a full collection every few pages, 1.24–1.50 × the list CPU of V8's
-// own sizing in the same bench run; at 2 × the live heap it is within that run's noise
-// (0.88–1.04 ×). The worker allocates no such pages and keeps the tight bound (its CPU per
+// Only the worker bounds it. `serve` builds each list page as one string of 230–470 KB, a large
+// object in the old generation: 16 pages in flight past a bound of 1.3 × the live heap meant a
+// full collection every few pages, 1.24–1.50 × the list CPU of V8's own sizing in the same bench
+// run. At 2 × the live heap it was within noise in some runs (0.88–1.04 ×) and 1.28–1.46 × in
+// every round of every list scenario of another (2026-11-27, bench/NOTES.md "Heap sizing of
+// serve"): a tax on every page for ≈ 30–50 MB less at a delivery burst's peak, so `serve` keeps
+// V8's own rule. The worker allocates no such pages and keeps the tight bound (its CPU per
 // delivery was the same either way, its peak RSS 138 against 180 MB).
 //
 // The young generation is left to V8: keeping it from growing (factor 1, the earlier default)
@@ -25,7 +27,7 @@ export interface HeapSettings {
 }
 
 /** `serve` (the API, with or without its in-process engine). */
-export const DEFAULT_HEAP: HeapSettings = { growingPercent: 100, semiSpaceGrowthFactor: 0 };
+export const DEFAULT_HEAP: HeapSettings = { growingPercent: 0, semiSpaceGrowthFactor: 0 };
 /** `worker` (the engine alone). */
 export const WORKER_DEFAULT_HEAP: HeapSettings = { growingPercent: 30, semiSpaceGrowthFactor: 0 };
 

@@ -13,10 +13,10 @@ afterEach(() => {
 });
 
 describe("V8 heap sizing", () => {
-  it("when nothing is configured, then the old generation's growth is bounded (2 × the live heap for serve, 1.3 × for a worker) and the young generation is left to V8", () => {
+  it("when nothing is configured, then a worker's old generation is bounded (1.3 × the live heap), serve keeps V8's own rule, and the young generation is left to V8", () => {
     expect(loadConfig({}).heap).toEqual(DEFAULT_HEAP);
     expect(loadConfig({}).workerHeap).toEqual(WORKER_DEFAULT_HEAP);
-    expect(applyHeapSettings(DEFAULT_HEAP)).toEqual(["--heap-growing-percent=100"]);
+    expect(applyHeapSettings(DEFAULT_HEAP)).toEqual([]);
     expect(applyHeapSettings(WORKER_DEFAULT_HEAP)).toEqual(["--heap-growing-percent=30"]);
   });
 
@@ -27,7 +27,8 @@ describe("V8 heap sizing", () => {
   });
 
   it("when the young generation is pinned on purpose, then its flag is applied too", () => {
-    expect(loadConfig({ ARS_SEMI_SPACE_GROWTH_FACTOR: "1" }).heap).toEqual({ growingPercent: 100, semiSpaceGrowthFactor: 1 });
+    expect(loadConfig({ ARS_SEMI_SPACE_GROWTH_FACTOR: "1" }).heap).toEqual({ growingPercent: 0, semiSpaceGrowthFactor: 1 });
+    expect(applyHeapSettings(loadConfig({ ARS_SEMI_SPACE_GROWTH_FACTOR: "1" }).heap)).toEqual(["--semi-space-growth-factor=1"]);
     expect(applyHeapSettings({ growingPercent: 30, semiSpaceGrowthFactor: 1 })).toEqual(["--heap-growing-percent=30", "--semi-space-growth-factor=1"]);
   });
 
