@@ -122,7 +122,9 @@ export function createDispatcher({
   const resting = new Map<string, number>(); // endpoint → until when it is not claimed (unreachable)
   let running = false;
   const claims = new Set<Promise<number>>(); // claims on the wire
-  let wokenMeanwhile = false; // a wake-up came while claims were on the wire and started none
+  // a wake-up came while claims were on the wire and started none, or a claim could not see rows
+  // queued before the day it read from (Claim.lookAgain): claim again once they are back
+  let wokenMeanwhile = false;
   let seq = 0;
   let poll: TimerHandle | null = null;
   let unsubscribe: (() => void) | null = null;
@@ -311,6 +313,8 @@ export function createDispatcher({
       release();
     }
     const { rows, endpoints, events, throttle } = claim;
+    // rows queued before the day this claim read from: the next claim sees them (startClaim looks again)
+    if (claim.lookAgain) wokenMeanwhile = true;
     heldBackByThrottles(throttle.heldBack);
     if (throttle.waitMs !== null) wakeForThrottle(throttle.waitMs);
     for (const ep of endpoints.values()) {
@@ -352,7 +356,8 @@ export function createDispatcher({
     const run = claimOnce(limit, claimScope).then(
       (n) => {
         // A full batch: more may be due right now. A wake-up that found the claims on the wire
-        // may name rows committed after they read: look again.
+        // may name rows committed after they read, and a claim may have read from too late a
+        // day: look again.
         if (n === limit || wokenMeanwhile) {
           wokenMeanwhile = false;
           void tick();

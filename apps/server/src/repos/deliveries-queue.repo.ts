@@ -25,7 +25,7 @@ import { THROTTLE_STEPS_PER_SECOND } from "../domain/delivery/throttle.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
 import { createdWithin, dayBounds } from "./day-partition-sql.js";
-import { failQueuedDeliveries, FROM_LIVE_FLOOR, LIVE_FLOOR, LIVE_SQL, QUEUED_ENDPOINTS, type StatementRunner } from "./delivery-sql.js";
+import { failQueuedDeliveries, LIVE_FLOOR, LIVE_SQL, queuedEndpoints, type Floor, type StatementRunner } from "./delivery-sql.js";
 import { exhaustedDeliverySql, noticeDataSql, noticeFanOutSql, NOTIFIES, notifyDisabled, type NoticeMade } from "./notification-sql.js";
 import { exhaustsRetries } from "../domain/delivery/notices.js";
 import type { StoredEvent } from "./events.repo.js";
@@ -162,6 +162,11 @@ export interface Claim {
   endpoints: Map<string, QueueEndpoint>;
   events: Map<string, QueueEvent>;
   throttle: ClaimThrottle;
+  /**
+   * Rows were queued before the day this claim read from (a delivery sent again by hand from an
+   * old day, say): it could not see them, and the next claim will. Claim again at once.
+   */
+  lookAgain: boolean;
 }
 
 // The claim visits only endpoints it may take rows of, each through the per-endpoint due index
@@ -195,13 +200,24 @@ export interface Claim {
 //    statistics of yet).
 // 7. `paced_on`: each rate-limited endpoint's throttle moves on one step (1/rate_limit seconds) per
 //    row taken, and `throttle` tells the dispatcher when the next may be taken (a wake-up).
+/**
+ * The claim reads the queue from the day of the live floor (repos/delivery-sql.ts) that the
+ * claim before it answered ($11), not from the floor it computes itself. A parameter prunes
+ * before the executor starts: the kept plan does not even set up the scans of the 30 and more
+ * older days, where a floor computed by the statement left them set up and unrun, at every
+ * probe, a cost that grew with the days kept (bench/NOTES.md, "The claim's own floor"). The
+ * statement still answers the floor its snapshot sees: a row queued again before the day it
+ * read from is claimed by the next claim, which the answer asks for at once (Claim.lookAgain).
+ */
+const CLAIM_FLOOR: Floor = (alias) => `${alias}.created_at >= $11::timestamptz`;
+
 const DUE = (alias: string) => `
-         ${alias}.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR(alias)} AND ${alias}.next_attempt_at <= $8::timestamptz
+         ${alias}.status IN ${LIVE_SQL} AND ${CLAIM_FLOOR(alias)} AND ${alias}.next_attempt_at <= $8::timestamptz
      AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8::timestamptz)
      AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
 const QUEUED_HERE: Record<ClaimScope["kind"], string> = {
-  all: QUEUED_ENDPOINTS,
+  all: queuedEndpoints(CLAIM_FLOOR),
   listeners: "queued(endpoint_id) AS (SELECT l.id FROM webhook_endpoints l WHERE l.listener_stream_id = ANY($10::uuid[]))",
 };
 
@@ -252,7 +268,7 @@ WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
      UNION ALL
      SELECT f.next_attempt_at, f.id, f.created_at
        FROM (SELECT f.id, f.created_at, f.next_attempt_at, f.status, f.locked_until FROM webhook_deliveries f
-              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("f")}
+              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL} AND ${CLAIM_FLOOR("f")}
               ORDER BY f.event_occurred_at, f.event_id LIMIT 1) f
       WHERE ${DUE("f")}) h
    WHERE o.room > 0
@@ -279,7 +295,7 @@ WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
   UPDATE webhook_deliveries d
      SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM chosen))
-     AND ${createdWithin("d.created_at", "SELECT created_at FROM chosen")}
+     AND ${CLAIM_FLOOR("d")} AND ${createdWithin("d.created_at", "SELECT created_at FROM chosen")}
   RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.is_test, d.created_at
 ), paced_on AS (
   UPDATE webhook_endpoints e
@@ -302,22 +318,25 @@ WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
 ), numbered AS (
   SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id) AS ep_n, row_number() OVER (PARTITION BY c.event_id) AS ev_n
     FROM claimed c
-), batch_events AS (
+), batch_events AS MATERIALIZED (
   -- by arrays of the batch's event ids and days, as the update above: the key index of each
-  -- day partition the batch names, never a scan of the rest
+  -- day partition the batch names, never a scan of the rest (an event's deliveries carry its
+  -- created_at, so the floor bounds it too). Read once, then joined: inlined, the join below
+  -- would read every event of the batch again for each row.
   SELECT ${EVENT_COLUMNS.map((c) => `v.${c}`).join(", ")}
     FROM events v
    WHERE v.id = ANY (ARRAY(SELECT event_id FROM numbered WHERE ev_n = 1))
      AND v.created_at = ANY (ARRAY(SELECT created_at FROM numbered WHERE ev_n = 1))
-     AND ${createdWithin("v.created_at", "SELECT created_at FROM numbered WHERE ev_n = 1")}
+     AND ${CLAIM_FLOOR("v")} AND ${createdWithin("v.created_at", "SELECT created_at FROM numbered WHERE ev_n = 1")}
 )
 -- The batch's endpoints and events come back in the same round trip, each once: on the first
 -- row that names it.
--- The throttle's one row comes first, so a claim that takes nothing still answers it.
+-- The throttle's one row comes first, so a claim that takes nothing still answers it, and the
+-- live floor as this statement's snapshot sees it.
 SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_response_status, n.next_trigger, n.is_test, n.created_at,
        ${ENDPOINT_COLUMNS.map((c) => `e.${c} AS ep_${c}`).join(", ")},
        ${EVENT_COLUMNS.map((c) => `v.${c} AS ev_${c}`).join(", ")},
-       t.held_back AS throttle_held_back, t.wait_ms AS throttle_wait_ms
+       t.held_back AS throttle_held_back, t.wait_ms AS throttle_wait_ms, (SELECT at FROM live_floor) AS live_floor
   FROM throttle t
   LEFT JOIN numbered n ON true
   LEFT JOIN webhook_endpoints e ON n.ep_n = 1 AND e.id = n.endpoint_id
@@ -325,13 +344,19 @@ SELECT n.id, n.org_id, n.endpoint_id, n.event_id, n.attempt_count, n.last_respon
 
 const CLAIM: Record<ClaimScope["kind"], string> = { all: claimSql("all"), listeners: claimSql("listeners") };
 
-/** The claim as sent: one statement (exported for its plan test, test/db/claim-plans.test.ts). */
-export function claimStatement(r: ClaimRequest): { sql: string; params: unknown[]; name: string } {
+/**
+ * The claim as sent: one statement (exported for its plan tests, test/db/claim-plans.test.ts and
+ * day-pruning.test.ts). `floor`: the day it reads the queue from (CLAIM_FLOOR); null reads every day.
+ */
+export function claimStatement(r: ClaimRequest, floor: Date | null): { sql: string; params: unknown[]; name: string } {
   const held = [...r.busyEndpoints];
   return {
     sql: CLAIM[r.scope.kind],
     name: `ars_claim_${r.scope.kind}`,
-    params: [r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints, r.scope.streams],
+    params: [
+      r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints,
+      r.scope.streams, floor ?? "-infinity",
+    ],
   };
 }
 
@@ -376,6 +401,7 @@ const ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS.join(", ")} FROM webhook_endpoints 
 type ClaimRow = LeasedDelivery & { [K in keyof QueueEndpoint as `ep_${K}`]: QueueEndpoint[K] } & { [K in keyof QueueEvent as `ev_${K}`]: QueueEvent[K] } & {
   throttle_held_back: number;
   throttle_wait_ms: number | null;
+  live_floor: Date | null;
 };
 
 /** Splits a claim row into the delivery and, where the row carries them, its endpoint and event. */
@@ -604,14 +630,26 @@ export function deliveriesQueueRepo(db: Database) {
     });
   }
 
+  /**
+   * The day the next claim reads the queue from (CLAIM_FLOOR): the live floor the last claim
+   * answered; null, before the first, reads every day.
+   */
+  let floor: Date | null = null;
+
   return {
     async claim(r: ClaimRequest): Promise<Claim> {
-      const claim: Claim = { rows: [], endpoints: new Map(), events: new Map(), throttle: { heldBack: 0, waitMs: null } };
+      const claim: Claim = { rows: [], endpoints: new Map(), events: new Map(), throttle: { heldBack: 0, waitMs: null }, lookAgain: false };
       if (r.limit <= 0) return claim;
       // prepared once per connection: planning it over the day partitions costs more than running it
-      const { sql, params, name } = claimStatement(r);
+      const used = floor;
+      const { sql, params, name } = claimStatement(r, used);
       const rows = await db.query<ClaimRow>(sql, params, { name });
       for (const row of rows) splitClaimRow(row, claim);
+      const answered = rows[0]?.live_floor ?? null;
+      // Nothing queued: rows committed from now on may carry an earlier created_at (their
+      // transaction's start); the next claim's answer shows them, and it looks again.
+      floor = answered ?? r.now;
+      claim.lookAgain = used !== null && answered !== null && answered < used;
       return claim;
     },
 

@@ -21,11 +21,14 @@ const QUEUED_DAY = "(created_at AT TIME ZONE 'UTC')";
 /**
  * `live_floor`: the created_at of the oldest queued row, one probe of its own partial index.
  * Queued rows sit in the newest few of the 30 and more kept day partitions, so every statement
- * that looks for them names this floor (FROM_LIVE_FLOOR): a value the statement computes before
- * its first row, by which the executor skips every day partition before it at each probe, where
- * otherwise each probe of the queue's per-endpoint indexes visited the partial index of every
- * kept day. Read in the statement's own snapshot, it is never stale: a delivery sent again by
- * hand, however old, counts at once. NULL when nothing is queued (then nothing matches, rightly).
+ * that looks for them names a floor: the metrics scrape and failing an endpoint's queue this one
+ * (FROM_LIVE_FLOOR), a value the statement computes before its first row, by which the executor
+ * skips every day partition before it at each probe, where otherwise each probe of the queue's
+ * per-endpoint indexes visited the partial index of every kept day. Read in the statement's own
+ * snapshot, it is never stale: a delivery sent again by hand, however old, counts at once. NULL
+ * when nothing is queued (then nothing matches, rightly). The claim, the engine's hot statement,
+ * reads from the floor the claim before it answered, a parameter (repos/deliveries-queue.repo.ts,
+ * CLAIM_FLOOR).
  *
  * A floor and no ceiling: with a second bound on the same column the planner takes the pair for
  * a narrow range (it cannot know values computed as the statement runs), and chose other plans
@@ -35,19 +38,25 @@ const QUEUED_DAY = "(created_at AT TIME ZONE 'UTC')";
 export const LIVE_FLOOR = `live_floor(at) AS MATERIALIZED (
   SELECT min(${QUEUED_DAY}) AT TIME ZONE 'UTC' FROM webhook_deliveries WHERE status IN ${LIVE_SQL})`;
 
-/** `alias`'s row is on or after the live floor (the statement's WITH names LIVE_FLOOR). */
-export const FROM_LIVE_FLOOR = (alias: string) => `${alias}.created_at >= (SELECT at FROM live_floor)`;
+/** SQL of a floor: `alias`'s row is on or after it. */
+export type Floor = (alias: string) => string;
 
-/** `queued`: the endpoints with any queued row, one index probe each (for WITH RECURSIVE, after LIVE_FLOOR; its last row is NULL). */
-export const QUEUED_ENDPOINTS = `queued(endpoint_id) AS (
-  (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("d")} ORDER BY d.endpoint_id LIMIT 1)
+/** `alias`'s row is on or after the live floor (the statement's WITH names LIVE_FLOOR). */
+export const FROM_LIVE_FLOOR: Floor = (alias) => `${alias}.created_at >= (SELECT at FROM live_floor)`;
+
+/** `queued`: the endpoints with any queued row on or after `floor`, one index probe each (for WITH RECURSIVE; its last row is NULL). */
+export const queuedEndpoints = (floor: Floor) => `queued(endpoint_id) AS (
+  (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.status IN ${LIVE_SQL} AND ${floor("d")} ORDER BY d.endpoint_id LIMIT 1)
   UNION ALL
   SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-           WHERE d.status IN ${LIVE_SQL} AND ${FROM_LIVE_FLOOR("d")} AND d.endpoint_id > q.endpoint_id
+           WHERE d.status IN ${LIVE_SQL} AND ${floor("d")} AND d.endpoint_id > q.endpoint_id
            ORDER BY d.endpoint_id LIMIT 1)
     FROM queued q
    WHERE q.endpoint_id IS NOT NULL
 )`;
+
+/** queuedEndpoints from the live floor (after LIVE_FLOOR). */
+export const QUEUED_ENDPOINTS = queuedEndpoints(FROM_LIVE_FLOOR);
 
 const FAIL_QUEUED = `
 WITH ${LIVE_FLOOR}

@@ -50,7 +50,7 @@ async function seed(db: SqlExecutor): Promise<void> {
 }
 
 /** The claim's parameters as SQL literals, for EXECUTE of the prepared claim. */
-const CLAIM_PARAM_TYPES = ["uuid[]", "uuid[]", "int[]", "int", "int", "int", "text", "timestamptz", "uuid[]", "uuid[]"];
+const CLAIM_PARAM_TYPES = ["uuid[]", "uuid[]", "int[]", "int", "int", "int", "text", "timestamptz", "uuid[]", "uuid[]", "timestamptz"];
 let prepared = 0;
 const literal = (v: unknown, type: string) =>
   `'${Array.isArray(v) ? `{${v.join(",")}}` : v instanceof Date ? v.toISOString() : String(v)}'::${type}`;
@@ -62,10 +62,15 @@ const literal = (v: unknown, type: string) =>
  * that plan (prepared, plan_cache_mode = force_generic_plan) rather than the custom one.
  */
 async function explainClaim(db: TestDatabase["db"], r: Partial<ClaimRequest>, mode: "custom" | "generic" = "custom"): Promise<PlanNode[]> {
-  const { sql, params } = claimStatement({
-    leaseToken: "plan", limit: 50, leaseMs: 60_000, perEndpoint: 16, now: new Date(), scope: { kind: "all", streams: [] },
-    busyEndpoints: new Map(), skipEndpoints: [], inFlight: [], ...r,
-  });
+  // read from the live floor, as every claim after the engine's first
+  const [floor] = await db.query<{ at: Date | null }>("SELECT min(created_at) AS at FROM webhook_deliveries WHERE status IN ('pending', 'retrying')");
+  const { sql, params } = claimStatement(
+    {
+      leaseToken: "plan", limit: 50, leaseMs: 60_000, perEndpoint: 16, now: new Date(), scope: { kind: "all", streams: [] },
+      busyEndpoints: new Map(), skipEndpoints: [], inFlight: [], ...r,
+    },
+    floor?.at ?? null,
+  );
   const rollback = new Error("rollback");
   let plan: PlanNode[] = [];
   await db
