@@ -18,76 +18,14 @@ function failQueued(tx: Prisma.TransactionClient, endpointId: string, cause: Una
   return failQueuedDeliveries(runnerOf(tx), endpointId, cause, now);
 }
 
-/** The SQL type of each column an endpoint's update may write: its parameter is cast to it. */
-const UPDATABLE: Partial<Record<keyof Prisma.WebhookEndpointUpdateManyMutationInput, string>> = {
-  url: "text",
-  description: "text",
-  status: "text",
-  disabled_reason: "text",
-  disabled_at: "timestamptz",
-  event_types: "text[]",
-  filter_question_set_ids: "uuid[]",
-  filter_audit_results: "text",
-  payload_format: "text",
-  payload_fields: "text[]",
-  payload_result_format: "text",
-  payload_responses_filter: "text",
-  payload_include_informational: "boolean",
-  auth_type: "text",
-  auth_config: "jsonb",
-  auth_secret_enc: "bytea",
-  legacy_signature: "boolean",
-  failing_since: "timestamptz",
-  rate_limit: "integer",
-  delivery_order: "text",
-  updated_at: "timestamptz",
-};
-
-const isUpdatable = (column: string): column is keyof typeof UPDATABLE => Object.hasOwn(UPDATABLE, column);
-
 /**
- * `col = $n::type, …` of an update's plain values, parameters from `$first`. Prisma's update
- * operations (`{ set }`, `{ increment }`, …) are not SQL values: the service writes none, and one
- * would fail here rather than be stored as JSON.
+ * The status of a live endpoint of the org, its row locked for the rest of the transaction (no
+ * row: not live, or not the org's). A locking read that waited for a concurrent update answers
+ * the row's newest version: of two concurrent disables the second reads `disabled`, and neither
+ * fails the queue nor notifies twice (test/delivery/notifications-disable-race.test.ts). Taken
+ * first, it keeps the lock order: endpoint, then deliveries.
  */
-function setClause(data: Prisma.WebhookEndpointUpdateManyMutationInput, first: number): { sql: string; params: unknown[] } {
-  const sets: string[] = [];
-  const params: unknown[] = [];
-  for (const [column, value] of Object.entries(data)) {
-    if (value === undefined) continue;
-    if (!isUpdatable(column)) throw new Error(`webhook_endpoints.${column} is not written by an update`);
-    const type = UPDATABLE[column]!;
-    if (type === "jsonb") params.push(JSON.stringify(value));
-    else if (value === null || typeof value !== "object" || value instanceof Date || value instanceof Uint8Array || Array.isArray(value)) params.push(value);
-    else throw new Error(`webhook_endpoints.${column}: an update writes plain values, not Prisma operations`);
-    sets.push(`${column} = $${first + params.length - 1}::${type}`);
-  }
-  return { sql: sets.join(", "), params };
-}
-
-/**
- * One statement updating a live endpoint of the org ($1, $2) and answering its status before
- * the update (no row: not live, or not the org's).
- *
- * The status before is read under the row lock, in the MATERIALIZED CTE, and not from a plain
- * self-join (`UPDATE … FROM webhook_endpoints was`). Both see the row as of the statement's
- * snapshot; but when a concurrent transaction updated the row and committed while this one
- * waited for the lock, READ COMMITTED re-checks the UPDATE against the row's newest version while
- * a plain self-join keeps the old version of `was`: two concurrent disables would both read
- * `enabled`, and both fail the queue and notify. A locking read waits the same way and then
- * answers the newest version, so the second disable reads `disabled` and notifies nothing, as the
- * former SELECT … FOR NO KEY UPDATE before the UPDATE did (the lock is the one the UPDATE takes
- * anyway, and it is taken first, so the lock order stays endpoint, then deliveries). A
- * concurrent delete makes the locking read find no live row: no update, as before.
- */
-const updateReturningStatus = (set: string) => `
-WITH was AS MATERIALIZED (
-  SELECT id, status FROM webhook_endpoints WHERE id = $1::uuid AND org_id = $2 AND deleted_at IS NULL FOR NO KEY UPDATE
-)
-UPDATE webhook_endpoints e SET ${set}
-  FROM was
- WHERE e.id = was.id
-RETURNING was.status`;
+const LOCK_LIVE = `SELECT status FROM webhook_endpoints WHERE id = $1::uuid AND org_id = $2 AND deleted_at IS NULL FOR NO KEY UPDATE`;
 
 export function webhookEndpointsRepo(prisma: PrismaClient) {
   return {
@@ -136,11 +74,10 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
           : status === "enabled"
             ? { status, disabled_reason: null, disabled_at: null, failing_since: null }
             : {};
-      const set = setClause({ ...data, ...statusData, updated_at: now }, 3);
       return prisma.$transaction(async (tx) => {
-        // the row first (lock order: endpoint, then deliveries), so only a change from enabled disables and notifies
-        const [before] = await runnerOf(tx).query<{ status: string }>(updateReturningStatus(set.sql), [id, orgId, ...set.params]);
+        const [before] = await runnerOf(tx).query<{ status: string }>(LOCK_LIVE, [id, orgId]);
         if (!before) return null;
+        await tx.webhookEndpoint.update({ where: { id }, data: { ...data, ...statusData, updated_at: now } });
         const notices: NoticeMade[] = [];
         if (status === "disabled" && before.status === "enabled") {
           await failQueued(tx, id, "manual", now);
