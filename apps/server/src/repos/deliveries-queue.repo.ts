@@ -22,6 +22,7 @@ import type { Database } from "../db/client.js";
 import { batchHealth, type DisableReason, type StreakChange } from "../domain/delivery/endpoint-health.js";
 import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery/outcome.js";
 import { THROTTLE_STEPS_PER_SECOND } from "../domain/delivery/throttle.js";
+import { DAY_MS } from "../domain/retention.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
 import { createdWithin, dayBounds } from "./day-partition-sql.js";
@@ -201,23 +202,31 @@ export interface Claim {
 // 7. `paced_on`: each rate-limited endpoint's throttle moves on one step (1/rate_limit seconds) per
 //    row taken, and `throttle` tells the dispatcher when the next may be taken (a wake-up).
 /**
- * The claim reads the queue from the day of the live floor (repos/delivery-sql.ts) that the
- * claim before it answered ($11), not from the floor it computes itself. A parameter prunes
- * before the executor starts: the kept plan does not even set up the scans of the 30 and more
- * older days, where a floor computed by the statement left them set up and unrun, at every
- * probe, a cost that grew with the days kept (bench/NOTES.md, "The claim's own floor"). The
- * statement still answers the floor its snapshot sees: a row queued again before the day it
- * read from is claimed by the next claim, which the answer asks for at once (Claim.lookAgain).
+ * The days the claim reads: from the day of the live floor (repos/delivery-sql.ts) that the claim
+ * before it answered ($11), not from the floor it computes itself, up to a day past the engine's
+ * now ($12: a row's created_at is its transaction's start, never later). Parameters prune before
+ * the executor starts: the kept plan does not even set up the scans of the 30 and more older
+ * days, nor of the week of empty days ahead, nor of the history (the DEFAULT partition, pruned
+ * once today's and tomorrow's partitions cover the range), where a floor computed by the
+ * statement left them set up and unrun at every probe, a cost that grew with the days kept
+ * (bench/NOTES.md, "The claim's own days"). Unlike bounds computed as the statement runs, a pair
+ * of parameters leaves the claim's plan as it was (test/db/claim-plans.test.ts holds the rows it
+ * reads). The statement still answers the floor its snapshot sees: a row queued again before the
+ * day it read from is claimed by the next claim, which the answer asks for at once
+ * (Claim.lookAgain).
  */
-const CLAIM_FLOOR: Floor = (alias) => `${alias}.created_at >= $11::timestamptz`;
+const CLAIM_DAYS: Floor = (alias) => `${alias}.created_at >= $11::timestamptz AND ${alias}.created_at < $12::timestamptz`;
+
+/** The ceiling of CLAIM_DAYS: a day past the engine's now, room for the database's clock to be ahead of it. */
+const CEILING_MS = DAY_MS;
 
 const DUE = (alias: string) => `
-         ${alias}.status IN ${LIVE_SQL} AND ${CLAIM_FLOOR(alias)} AND ${alias}.next_attempt_at <= $8::timestamptz
+         ${alias}.status IN ${LIVE_SQL} AND ${CLAIM_DAYS(alias)} AND ${alias}.next_attempt_at <= $8::timestamptz
      AND (${alias}.locked_until IS NULL OR ${alias}.locked_until < $8::timestamptz)
      AND NOT (${alias}.id = ANY($1::uuid[]))`;
 
 const QUEUED_HERE: Record<ClaimScope["kind"], string> = {
-  all: queuedEndpoints(CLAIM_FLOOR),
+  all: queuedEndpoints(CLAIM_DAYS),
   listeners: "queued(endpoint_id) AS (SELECT l.id FROM webhook_endpoints l WHERE l.listener_stream_id = ANY($10::uuid[]))",
 };
 
@@ -268,7 +277,7 @@ WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
      UNION ALL
      SELECT f.next_attempt_at, f.id, f.created_at
        FROM (SELECT f.id, f.created_at, f.next_attempt_at, f.status, f.locked_until FROM webhook_deliveries f
-              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL} AND ${CLAIM_FLOOR("f")}
+              WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL} AND ${CLAIM_DAYS("f")}
               ORDER BY f.event_occurred_at, f.event_id LIMIT 1) f
       WHERE ${DUE("f")}) h
    WHERE o.room > 0
@@ -295,7 +304,7 @@ WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
   UPDATE webhook_deliveries d
      SET locked_until = $8::timestamptz + $6::int * interval '1 millisecond', lease_owner = $7
    WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND d.created_at = ANY (ARRAY(SELECT created_at FROM chosen))
-     AND ${CLAIM_FLOOR("d")} AND ${createdWithin("d.created_at", "SELECT created_at FROM chosen")}
+     AND ${CLAIM_DAYS("d")} AND ${createdWithin("d.created_at", "SELECT created_at FROM chosen")}
   RETURNING d.id, d.org_id, d.endpoint_id, d.event_id, d.attempt_count, d.last_response_status, d.next_trigger, d.is_test, d.created_at
 ), paced_on AS (
   UPDATE webhook_endpoints e
@@ -327,7 +336,7 @@ WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
     FROM events v
    WHERE v.id = ANY (ARRAY(SELECT event_id FROM numbered WHERE ev_n = 1))
      AND v.created_at = ANY (ARRAY(SELECT created_at FROM numbered WHERE ev_n = 1))
-     AND ${CLAIM_FLOOR("v")} AND ${createdWithin("v.created_at", "SELECT created_at FROM numbered WHERE ev_n = 1")}
+     AND ${CLAIM_DAYS("v")} AND ${createdWithin("v.created_at", "SELECT created_at FROM numbered WHERE ev_n = 1")}
 )
 -- The batch's endpoints and events come back in the same round trip, each once: on the first
 -- row that names it.
@@ -346,7 +355,7 @@ const CLAIM: Record<ClaimScope["kind"], string> = { all: claimSql("all"), listen
 
 /**
  * The claim as sent: one statement (exported for its plan tests, test/db/claim-plans.test.ts and
- * day-pruning.test.ts). `floor`: the day it reads the queue from (CLAIM_FLOOR); null reads every day.
+ * day-pruning.test.ts). `floor`: the day it reads the queue from (CLAIM_DAYS); null reads every day before tomorrow.
  */
 export function claimStatement(r: ClaimRequest, floor: Date | null): { sql: string; params: unknown[]; name: string } {
   const held = [...r.busyEndpoints];
@@ -355,7 +364,7 @@ export function claimStatement(r: ClaimRequest, floor: Date | null): { sql: stri
     name: `ars_claim_${r.scope.kind}`,
     params: [
       r.inFlight, held.map(([id]) => id), held.map(([, n]) => n), r.perEndpoint, r.limit, r.leaseMs, r.leaseToken, r.now, r.skipEndpoints,
-      r.scope.streams, floor ?? "-infinity",
+      r.scope.streams, floor ?? "-infinity", new Date(r.now.getTime() + CEILING_MS),
     ],
   };
 }
@@ -631,7 +640,7 @@ export function deliveriesQueueRepo(db: Database) {
   }
 
   /**
-   * The day the next claim reads the queue from (CLAIM_FLOOR): the live floor the last claim
+   * The day the next claim reads the queue from (CLAIM_DAYS): the live floor the last claim
    * answered; null, before the first, reads every day.
    */
   let floor: Date | null = null;

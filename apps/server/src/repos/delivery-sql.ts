@@ -28,7 +28,7 @@ const QUEUED_DAY = "(created_at AT TIME ZONE 'UTC')";
  * snapshot, it is never stale: a delivery sent again by hand, however old, counts at once. NULL
  * when nothing is queued (then nothing matches, rightly). The claim, the engine's hot statement,
  * reads from the floor the claim before it answered, a parameter (repos/deliveries-queue.repo.ts,
- * CLAIM_FLOOR).
+ * CLAIM_DAYS).
  *
  * A floor and no ceiling: with a second bound on the same column the planner takes the pair for
  * a narrow range (it cannot know values computed as the statement runs), and chose other plans

@@ -50,7 +50,7 @@ async function seed(db: SqlExecutor): Promise<void> {
 }
 
 /** The claim's parameters as SQL literals, for EXECUTE of the prepared claim. */
-const CLAIM_PARAM_TYPES = ["uuid[]", "uuid[]", "int[]", "int", "int", "int", "text", "timestamptz", "uuid[]", "uuid[]", "timestamptz"];
+const CLAIM_PARAM_TYPES = ["uuid[]", "uuid[]", "int[]", "int", "int", "int", "text", "timestamptz", "uuid[]", "uuid[]", "timestamptz", "timestamptz"];
 let prepared = 0;
 const literal = (v: unknown, type: string) =>
   `'${Array.isArray(v) ? `{${v.join(",")}}` : v instanceof Date ? v.toISOString() : String(v)}'::${type}`;

@@ -1,5 +1,5 @@
 // A claim reads the queue from the day of the oldest queued row that the claim before it saw
-// (repos/deliveries-queue.repo.ts, CLAIM_FLOOR). A delivery sent again by hand from an older day
+// (repos/deliveries-queue.repo.ts, CLAIM_DAYS). A delivery sent again by hand from an older day
 // is below that floor: the claim the wake-up starts cannot see it, answers the lower floor, and
 // the dispatcher claims again at once (Claim.lookAgain), not at its next poll.
 import { beforeEach, expect, it } from "vitest";
