@@ -68,6 +68,7 @@ const { runDispatcherBench } = await import("./lib/dispatcher.mjs");
 const { listScenarios, load, median, verifyIdentical } = await import("./lib/lists.mjs");
 const { loadServer } = await import("./lib/pkg.mjs");
 const { ensureDatabase, ensureOrgs, ensureSeeded, seedFacts, withDatabase } = await import("./lib/seed.mjs");
+const { dayPartitions } = await import("./lib/days.mjs");
 
 const started = Date.now();
 /**
@@ -76,31 +77,12 @@ const started = Date.now();
  */
 const KEPT_DAYS = 30;
 
-/**
- * The day partitions of the `days` days before today, empty, as retention keeps them, and
- * today's, which a service's housekeeping made days ahead (names as repos/partitions.repo.ts
- * makes them). The engine's rows land in today's partition, as a service's do: in the history
- * (the DEFAULT partition) every update would check a partition constraint over all the days.
- * Today's rows an earlier run left in the history are the engine's, deleted before each run anyway.
- */
+/** The kept days' partitions and today's (bench/lib/days.mjs). */
 async function keptDays(url, days) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const today = Math.floor(Date.now() / 86_400_000) * 86_400_000;
-    for (const table of ["webhook_delivery_attempts", "webhook_deliveries", "events"]) {
-      const key = table === "webhook_delivery_attempts" ? "started_at" : "created_at";
-      await c.query(`DELETE FROM ONLY "${table}_history" WHERE ${key} >= $1`, [new Date(today)]).catch(() => undefined);
-    }
-    for (let i = 0; i <= days; i++) {
-      const from = new Date(today - i * 86_400_000);
-      const until = new Date(from.getTime() + 86_400_000);
-      const ymd = from.toISOString().slice(0, 10).replaceAll("-", "");
-      for (const table of ["events", "webhook_deliveries", "webhook_delivery_attempts"]) {
-        // a day whose rows the history partition still holds stays there
-        await c.query(`CREATE TABLE IF NOT EXISTS "${table}_p${ymd}" PARTITION OF "${table}" FOR VALUES FROM ('${from.toISOString()}') TO ('${until.toISOString()}')`).catch(() => undefined);
-      }
-    }
+    await dayPartitions(c, days);
   } finally {
     await c.end();
   }

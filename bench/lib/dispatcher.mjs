@@ -19,6 +19,7 @@ import pg from "pg";
 import { Pool } from "undici";
 import { createTestCa } from "@audit-review/test-kit/ca";
 import { postgresCpuMs, startChild } from "./children.mjs";
+import { dayPartitions } from "./days.mjs";
 import { makeEvent, percentile } from "./events.mjs";
 import { loadServer } from "./pkg.mjs";
 
@@ -38,6 +39,8 @@ async function cleanup(databaseUrl, orgId, { keepEndpoints = false } = {}) {
     await c.query("DELETE FROM webhook_deliveries WHERE org_id = $1", [orgId]);
     await c.query("DELETE FROM events WHERE org_id = $1", [orgId]);
     if (!keepEndpoints) await c.query("DELETE FROM webhook_endpoints WHERE org_id = $1", [orgId]);
+    // the engine stores into today's partition, as a service that has run a day does
+    await dayPartitions(c, 0);
     await c.query("VACUUM (ANALYZE) webhook_deliveries, events, webhook_endpoints");
   } finally {
     await c.end();
