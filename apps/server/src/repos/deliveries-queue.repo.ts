@@ -213,7 +213,10 @@ export interface Claim {
  * of parameters leaves the claim's plan as it was (test/db/claim-plans.test.ts holds the rows it
  * reads). The statement still answers the floor its snapshot sees: a row queued again before the
  * day it read from is claimed by the next claim, which the answer asks for at once
- * (Claim.lookAgain).
+ * (Claim.lookAgain). An ordered endpoint's head must be its earliest queued row of all days (a
+ * delivery queued again from an old day goes first, docs/delivery.md#ordered-endpoints): while
+ * the floor the claim computes is before the days it read, whose head that row is cannot be known
+ * from the days read, and no ordered endpoint's head is taken until the claim after.
  */
 const CLAIM_DAYS: Floor = (alias) => `${alias}.created_at >= $11::timestamptz AND ${alias}.created_at < $12::timestamptz`;
 
@@ -278,6 +281,7 @@ WITH RECURSIVE ${LIVE_FLOOR}, ${QUEUED_HERE[scope]}, open AS (
      SELECT f.next_attempt_at, f.id, f.created_at
        FROM (SELECT f.id, f.created_at, f.next_attempt_at, f.status, f.locked_until FROM webhook_deliveries f
               WHERE o.ordered AND f.endpoint_id = o.endpoint_id AND f.status IN ${LIVE_SQL} AND ${CLAIM_DAYS("f")}
+                AND (SELECT at FROM live_floor) >= $11::timestamptz
               ORDER BY f.event_occurred_at, f.event_id LIMIT 1) f
       WHERE ${DUE("f")}) h
    WHERE o.room > 0

@@ -20,6 +20,7 @@ import { endpointsSql } from "../harness/seed-sql.js";
 const ORG = "0190a000-0000-7000-8000-00000000b001";
 const ENDPOINTS = [1, 2, 3].map((n) => `0190a000-0000-7000-8000-00000000f00${n}`);
 const OLD_QUEUED = "0190a000-0000-7000-8000-0000000c0001";
+const OLD_ORDERED = "0190a000-0000-7000-8000-0000000c0002";
 const DAYS = 20;
 
 /** YYYYMMDD of a day partition holding `at`. */
@@ -197,5 +198,33 @@ describe.skipIf(!onPostgres)("the claim over many day partitions (PostgreSQL onl
     // from that day on: the days between may hold queued rows too
     const visited = await partitionsVisited(t!.db, "custom", claim(await liveFloor(t!.db)));
     expect(visited[0]).toBe(partitionDay(old));
+  });
+
+  it("takes none of an ordered endpoint's rows while its head is a delivery queued again before the days read, then the head alone", async () => {
+    const queue = deliveriesQueueRepo(t!.db);
+    await t!.db.query("UPDATE webhook_endpoints SET delivery_order = 'ordered' WHERE id = $1", [ENDPOINTS[2]]);
+    // only today's rows queued: the claims below read from today
+    await t!.db.query("UPDATE webhook_deliveries SET status = 'succeeded' WHERE status = 'pending' AND created_at < now() - interval '1 day'");
+    const settle = await queue.claim({ ...claim(null).request, leaseToken: "ordered-1", limit: 50 });
+    await queue.release(settle.rows.map((r) => ({ id: r.id, createdAt: r.created_at })), "ordered-1");
+    // a delivery of an event of 12 days ago queued again: the ordered endpoint's head
+    const old = new Date(Date.now() - 12 * DAY_MS);
+    await t!.db.query(
+      `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at, created_at, next_trigger, event_occurred_at)
+       SELECT $1, $2, $3, e.id, 'audit.completed', e.audit_id, false, 'pending', now() - interval '1 day', e.created_at, 'manual', e.created_at
+         FROM events e WHERE e.created_at >= $4 AND e.created_at < $4::timestamptz + interval '1 day' LIMIT 1
+       ON CONFLICT (event_id, endpoint_id, created_at) DO UPDATE SET id = $1, status = 'pending', next_attempt_at = now() - interval '1 day',
+          next_trigger = 'manual', event_occurred_at = excluded.event_occurred_at`,
+      [OLD_ORDERED, ORG, ENDPOINTS[2], new Date(old.getTime() - (old.getTime() % DAY_MS))],
+    );
+    const ofOrdered = (c: { rows: { id: string; endpoint_id: string }[] }) => c.rows.filter((r) => r.endpoint_id === ENDPOINTS[2]).map((r) => r.id);
+    // the claim reads from today: the head is before that, so the endpoint's later rows wait
+    const blind = await queue.claim({ ...claim(null).request, leaseToken: "ordered-2", limit: 50 });
+    await queue.release(blind.rows.map((r) => ({ id: r.id, createdAt: r.created_at })), "ordered-2");
+    expect(ofOrdered(blind)).toEqual([]);
+    expect(blind.lookAgain).toBe(true);
+    const next = await queue.claim({ ...claim(null).request, leaseToken: "ordered-3", limit: 50 });
+    await queue.release(next.rows.map((r) => ({ id: r.id, createdAt: r.created_at })), "ordered-3");
+    expect(ofOrdered(next)).toEqual([OLD_ORDERED]);
   });
 });
