@@ -77,13 +77,14 @@ export function webhookEndpointsRepo(prisma: PrismaClient) {
       return prisma.$transaction(async (tx) => {
         const [before] = await runnerOf(tx).query<{ status: string }>(LOCK_LIVE, [id, orgId]);
         if (!before) return null;
-        await tx.webhookEndpoint.update({ where: { id }, data: { ...data, ...statusData, updated_at: now } });
+        // the row as answered: failing the queue and notifying write other rows only
+        const row = await tx.webhookEndpoint.update({ where: { id }, data: { ...data, ...statusData, updated_at: now } });
         const notices: NoticeMade[] = [];
         if (status === "disabled" && before.status === "enabled") {
           await failQueued(tx, id, "manual", now);
           notices.push(...(await notifyDisabled(runnerOf(tx), id, now)));
         }
-        return { row: await tx.webhookEndpoint.findUniqueOrThrow({ where: { id } }), notices };
+        return { row, notices };
       });
     },
 
