@@ -138,6 +138,11 @@ export interface DeliveryConfig {
    * attempts a second instead of a share of the engine (its deliveries wait, due, meanwhile).
    */
   unreachableRestMs: number;
+  /**
+   * An attempt on the wire this long is a slow receiver's: its endpoint's rows count in the slow
+   * lane, apart from the slots the other endpoints share (docs/delivery.md#slow-receivers).
+   */
+  slowAttemptMs: number;
   /** An endpoint still failing after this long is disabled (`failing`). */
   failingDisableAfterMs: number;
   /** How long the previous secret keeps signing after a rotation. */
@@ -163,6 +168,8 @@ export const DEFAULT_DELIVERY: DeliveryConfig = {
   recordBatchSize: 100,
   recordDelayMs: 2,
   unreachableRestMs: 1_000,
+  // a receiver that answers at all usually does within a few hundred milliseconds
+  slowAttemptMs: 1_000,
   failingDisableAfterMs: 5 * 24 * 3600_000,
   rotationGraceMs: 24 * 3600_000,
   userAgent: "AuditReviewService-Webhooks/2.0",

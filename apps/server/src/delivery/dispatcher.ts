@@ -44,6 +44,8 @@ const AHEAD = 3;
 const MAX_CLAIMS = 2;
 /** Full record batches of outcomes not yet recorded beyond which claiming holds back (backpressure). */
 const UNRECORDED_BATCHES = 2;
+/** How often attempts on the wire are looked at, in parts of `slowAttemptMs`. */
+const SLOW_SWEEPS = 4;
 /** At most one log line a minute says that rate limits held deliveries back (they are counted every time). */
 const THROTTLE_LOG_EVERY_MS = 60_000;
 /**
@@ -92,6 +94,8 @@ export interface Dispatcher {
 /** A claimed row while this dispatcher holds it. */
 interface HeldRow extends SlotRow, LeasedRow {
   job: Job;
+  /** when its attempt started (engine clock, ms) */
+  startedAt?: number;
 }
 
 export function createDispatcher({
@@ -114,9 +118,12 @@ export function createDispatcher({
   // the wire once a low-water mark of free rows is reached, so sending never waits on one claim.
   const perClaim = config.perEndpointConcurrency;
   const maxUnrecorded = UNRECORDED_BATCHES * config.recordBatchSize;
+  // as many rows of slow receivers as the shared slots hold: the most held at once doubles at worst
+  const slowLane = config.concurrency;
   const slots = createSlots<HeldRow>({
-    concurrency: config.concurrency, perEndpoint: perClaim, ahead: AHEAD, batchSize: config.batchSize, maxUnrecorded,
+    concurrency: config.concurrency, perEndpoint: perClaim, ahead: AHEAD, batchSize: config.batchSize, maxUnrecorded, slowLane,
   });
+  const maxHeld = config.concurrency + config.batchSize + maxUnrecorded + slowLane;
   const runs = new Set<Promise<void>>(); // started rows, until recorded
   const releases = new Set<Promise<void>>(); // rows being given back
   const resting = new Map<string, number>(); // endpoint → until when it is not claimed (unreachable)
@@ -127,6 +134,8 @@ export function createDispatcher({
   let wokenMeanwhile = false;
   let seq = 0;
   let poll: TimerHandle | null = null;
+  let slowSweep: TimerHandle | null = null;
+  let slowLaneFullLoggedAt = -Infinity;
   let unsubscribe: (() => void) | null = null;
   let stopping: Promise<void> | null = null;
   let unwatch: (() => void) | null = null;
@@ -261,13 +270,16 @@ export function createDispatcher({
     if (!running) return;
     const floor = deliverer.nextRead();
     const dropped: HeldRow[] = [];
-    for (const row of slots.startable()) {
+    const startable = slots.startable();
+    const startedAt = startable.length ? clock.now().getTime() : 0;
+    for (const row of startable) {
       if (!keeper.covers(row)) {
         slots.done(row);
         dropped.push(row);
         continue;
       }
       const { job } = row;
+      row.startedAt = startedAt;
       if (job.since !== claimMark) job.since = floor;
       const run = deliverer.deliver(job)
         // The row keeps its lease and is tried again once the lease runs out.
@@ -286,6 +298,29 @@ export function createDispatcher({
       observe.rowsDropped(dropped.length);
       void giveBack(dropped);
     }
+  }
+
+  /**
+   * Attempts on the wire for `slowAttemptMs` move their endpoints to the slow lane (slots.ts): a
+   * receiver that takes seconds would otherwise hold its slots, and the rows claimed ahead for
+   * them, for as long as each attempt runs. What they free goes to the other endpoints at once.
+   */
+  function sweepSlow(): void {
+    const before = clock.now().getTime() - config.slowAttemptMs;
+    let moved = 0;
+    for (const row of slots.sendingOldestFirst()) {
+      if ((row.startedAt ?? Infinity) > before) break;
+      slots.slow(row);
+      moved++;
+    }
+    if (!moved) return;
+    const beyond = slots.beyondSlowLane();
+    if (beyond > 0 && before - slowLaneFullLoggedAt >= THROTTLE_LOG_EVERY_MS) {
+      slowLaneFullLoggedAt = before;
+      log.warn({ slow_lane: slowLane, beyond_lane: beyond }, "the slow lane is full: more slow receivers' rows now take slots of the others (ars_delivery_slow_lane_rows)");
+    }
+    pump();
+    void tick();
   }
 
   /** A held row claimed again by this dispatcher: its outcome and renewals go under the newer lease. */
@@ -409,6 +444,7 @@ export function createDispatcher({
         receiverAuth.forget(endpointId);
       });
       poll = every(clock, config.pollIntervalMs, () => void tick());
+      slowSweep = every(clock, Math.max(1, Math.floor(config.slowAttemptMs / SLOW_SWEEPS)), sweepSlow);
       keeper.start();
       void tick();
     },
@@ -416,6 +452,7 @@ export function createDispatcher({
       stopping ??= (async () => {
         running = false;
         poll?.cancel();
+        slowSweep?.cancel();
         for (const t of wakeTimers) t.cancel();
         throttleWake?.timer.cancel();
         unsubscribe?.();
@@ -431,6 +468,6 @@ export function createDispatcher({
       })();
       return stopping;
     },
-    stats: () => ({ ...slots.stats(), maxHeld: config.concurrency + config.batchSize + maxUnrecorded }),
+    stats: () => ({ ...slots.stats(), maxHeld }),
   };
 }

@@ -7,6 +7,14 @@
 // attempt on the wire) → recording (its outcome not yet durably written). Rows are claimed ahead,
 // up to `ahead` × `perEndpoint` of an endpoint, so a freed slot starts the next attempt at once
 // instead of waiting for a claim's round trip.
+//
+// A slow receiver keeps its rows held for as long as its attempts take. Counted like the others,
+// an endpoint answering after 14 s held 8 slots and 16 rows waiting behind them, a fifth of what
+// the rest could claim (bench/NOTES.md, "A slow receiver's lane"). An attempt the dispatcher
+// judges slow (`slow`) moves its endpoint to the slow lane: that endpoint's rows on the wire and
+// waiting count against `slowLane` rows of their own instead of the shared budget, and its claims
+// no longer take rows ahead of its slots. Rows beyond a full lane count as before, so what is held
+// stays bounded.
 
 export interface SlotLimits {
   /** attempts on the wire at once, in all */
@@ -22,6 +30,8 @@ export interface SlotLimits {
    * is slow to record, what is held stays within `concurrency + batchSize + maxUnrecorded`.
    */
   maxUnrecorded: number;
+  /** held rows of slow receivers (their attempts on the wire, and their rows waiting) counted apart from the rest */
+  slowLane: number;
 }
 
 export type SlotState = "waiting" | "sending" | "recording";
@@ -39,6 +49,8 @@ export interface SlotStats {
   sending: number;
   /** attempts over whose outcome is not yet recorded */
   unrecorded: number;
+  /** held rows of slow receivers counted in the slow lane rather than the shared budget (at most `slowLane`) */
+  slow: number;
 }
 
 /** What a claim about to go out may take: `limit` rows, at most `room` of each endpoint named. */
@@ -55,6 +67,12 @@ export interface Slots<R extends SlotRow> {
   add(row: R): void;
   /** The waiting rows that have a slot now, in endpoint order; each now counts as sending. */
   startable(): R[];
+  /** The rows on the wire not yet judged slow, the longest-running first. */
+  sendingOldestFirst(): IterableIterator<R>;
+  /** This row's attempt has run long: its endpoint is a slow receiver while any of its attempts is. */
+  slow(row: SlotRow): void;
+  /** Slow receivers' held rows beyond the lane: they count against the shared slots. */
+  beyondSlowLane(): number;
   /** The row's attempt is over (or was never made): its slot is free; it stays held until `done`. */
   attemptOver(row: SlotRow): void;
   /** The row's outcome is recorded (or given up on): it is no longer held. */
@@ -79,12 +97,16 @@ export interface Slots<R extends SlotRow> {
 }
 
 export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
-  const { concurrency, perEndpoint, ahead, batchSize, maxUnrecorded } = limits;
+  const { concurrency, perEndpoint, ahead, batchSize, maxUnrecorded, slowLane } = limits;
   const perEndpointCap = ahead * perEndpoint;
   const rows = new Map<string, { row: R; state: SlotState }>(); // delivery id → the held row
   const waiting = new Map<string, R[]>(); // endpoint → its rows waiting for a slot, in claim order
   const busy = new Map<string, number>(); // endpoint → its rows sending
   const reserved = new Map<string, number>(); // endpoint → rows the claims on the wire may still add
+  const onWire = new Map<string, R>(); // delivery id → a row sending and not yet judged slow, in start order
+  const slowOf = new Map<string, number>(); // endpoint → its attempts judged slow and still on the wire
+  const slowIds = new Set<string>();
+  let slowSending = 0;
   let waitingCount = 0;
   let sending = 0;
   let recording = 0;
@@ -122,7 +144,21 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
     sending--;
     recording++;
     bump(busy, row.endpointId, -1);
+    onWire.delete(row.id);
+    if (slowIds.delete(row.id)) {
+      slowSending--;
+      bump(slowOf, row.endpointId, -1);
+    }
   }
+
+  /** Held rows of slow receivers: attempts judged slow, and their endpoints' waiting rows. */
+  function ofSlowReceivers(): number {
+    if (!slowSending) return 0;
+    let n = slowSending;
+    for (const ep of slowOf.keys()) n += waiting.get(ep)?.length ?? 0;
+    return n;
+  }
+  const inSlowLane = () => Math.min(slowLane, ofSlowReceivers());
 
   return {
     add(row) {
@@ -136,20 +172,35 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
 
     startable() {
       const started: R[] = [];
+      // attempts judged slow leave the shared slots for their lane, as far as it goes
+      let shared = sending - Math.min(slowLane, slowSending);
       for (const [endpointId, list] of waiting) {
-        while (list.length && sending < concurrency && (busy.get(endpointId) ?? 0) < perEndpoint) {
+        while (list.length && shared < concurrency && (busy.get(endpointId) ?? 0) < perEndpoint) {
           const row = list.shift()!;
           rows.get(row.id)!.state = "sending";
           waitingCount--;
           sending++;
+          shared++;
           bump(busy, endpointId, 1);
+          onWire.set(row.id, row);
           started.push(row);
         }
         if (!list.length) waiting.delete(endpointId);
-        if (sending >= concurrency) break;
+        if (shared >= concurrency) break;
       }
       return started;
     },
+
+    sendingOldestFirst: () => onWire.values(),
+
+    slow(row) {
+      if (!onWire.delete(row.id)) return;
+      slowIds.add(row.id);
+      slowSending++;
+      bump(slowOf, row.endpointId, 1);
+    },
+
+    beyondSlowLane: () => Math.max(0, ofSlowReceivers() - slowLane),
 
     attemptOver,
 
@@ -175,7 +226,7 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
       // Outcomes the database has not yet taken beyond `maxUnrecorded` count as held rows: a
       // stalled recorder stops the claims instead of growing memory.
       const backlog = Math.max(0, recording - maxUnrecorded);
-      return Math.max(0, Math.min(concurrency + batchSize - sending - waitingCount - reservedRows - backlog, batchSize));
+      return Math.max(0, Math.min(concurrency + batchSize - sending - waitingCount + inSlowLane() - reservedRows - backlog, batchSize));
     },
 
     reserve(limit) {
@@ -184,7 +235,9 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
       const room = new Map<string, number>();
       for (const ep of new Set([...waiting.keys(), ...busy.keys(), ...reserved.keys()])) {
         const taken = (waiting.get(ep)?.length ?? 0) + (busy.get(ep) ?? 0) + (reserved.get(ep) ?? 0);
-        room.set(ep, Math.max(0, Math.min(perEndpoint, perEndpointCap - taken)));
+        // a slow receiver's next rows could only wait behind its attempts: none is claimed ahead
+        const cap = slowOf.has(ep) ? perEndpoint : perEndpointCap;
+        room.set(ep, Math.max(0, Math.min(perEndpoint, cap - taken)));
       }
       for (const [ep, n] of room) bump(reserved, ep, n);
       reservedRows += limit;
@@ -207,6 +260,6 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
     get size() {
       return rows.size;
     },
-    stats: () => ({ held: rows.size + reservedRows, waiting: waitingCount, sending, unrecorded: recording }),
+    stats: () => ({ held: rows.size + reservedRows, waiting: waitingCount, sending, unrecorded: recording, slow: inSlowLane() }),
   };
 }

@@ -1,7 +1,8 @@
 // What the delivery engine holds in memory, read at scrape time from the dispatcher's slot
 // accounting: rows waiting for a slot, on the wire, and sent but not yet recorded, against the
 // most it may hold. Recording that lags (a slow or stalled database) shows as `recording` rising
-// to the limit while claiming waits (docs/delivery.md#backpressure).
+// to the limit while claiming waits (docs/delivery.md#backpressure); slow receivers' rows show in
+// their own lane (docs/delivery.md#slow-receivers).
 import { Gauge, type Registry } from "prom-client";
 import type { Dispatcher } from "../delivery/dispatcher.js";
 
@@ -31,6 +32,14 @@ export function engineSlotGauges(registry: Registry): EngineSlotGauges {
     registers: [registry],
     collect() {
       if (read) this.set(read.stats().maxHeld);
+    },
+  });
+  new Gauge({
+    name: "ars_delivery_slow_lane_rows",
+    help: "Held deliveries of slow receivers (an attempt on the wire for 1 s or more): counted in a lane of their own, up to the engine's concurrency, so they take no slot of the other endpoints.",
+    registers: [registry],
+    collect() {
+      if (read) this.set(read.stats().slow);
     },
   });
   return {

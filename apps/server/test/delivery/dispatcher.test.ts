@@ -20,6 +20,8 @@ const h = await useDeliveryServer({
   failingDisableAfterMs: FAILING_DISABLE_AFTER_MS,
   // long enough that the isolation test never sees a rest run out
   unreachableRestMs: 60_000,
+  // the held receivers here test the shared limits, never the slow lane (slow-receivers.test.ts)
+  slowAttemptMs: 60_000,
 });
 
 let org: TestOrg;
