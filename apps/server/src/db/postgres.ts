@@ -72,18 +72,21 @@ async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
   };
 }
 
+/** The session settings of OpenDatabaseOptions.genericPlans: one plan per statement and connection, never a sequential scan. */
+const GENERIC_PLANS = "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off";
+
 export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE, { genericPlans = false } = {}): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: poolSize,
     // a connection closed when idle takes its prepared statements with it (OpenDatabaseOptions)
-    ...(genericPlans && { options: "-c plan_cache_mode=force_generic_plan", idleTimeoutMillis: 0 }),
+    ...(genericPlans && { options: GENERIC_PLANS, idleTimeoutMillis: 0 }),
   });
   // An idle client losing its connection emits on the pool; unhandled, that would crash the process.
   pool.on("error", () => undefined);
   // A read's second run (read-retry.ts) takes a connection opened for it and closed right after
   // (idle 1 ms), never one that may have died with the first.
-  const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1, ...(genericPlans && { options: "-c plan_cache_mode=force_generic_plan" }) });
+  const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1, ...(genericPlans && { options: GENERIC_PLANS }) });
   freshPool.on("error", () => undefined);
   const retry = createReadRetry();
   const prisma = new PrismaClient({ adapter: withReadRetry(new PrismaPg(pool), new PrismaPg(freshPool), retry) });

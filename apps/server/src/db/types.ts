@@ -94,6 +94,12 @@ export interface OpenDatabaseOptions {
    * partitions by values computed as they run, which the executor prunes by): PostgreSQL's
    * default makes five plans with the values first, and over 40 day partitions each took 50 ms
    * where running the statement took 7 (bench/NOTES.md, "Planning over day partitions").
+   * Sequential scans are off on those connections: a plan kept for the connection's life must not
+   * depend on how full a day partition was when it was made. Planned while today's partition was
+   * empty (a fresh database, the first minutes of a day before autovacuum analyzes it), the claim
+   * read every partition it touched from end to end, 6,250 buffers where the index takes a few
+   * dozen, until an ANALYZE happened to invalidate the plan (bench/NOTES.md, "Plans made on an
+   * empty day").
    */
   genericPlans?: boolean | undefined;
 }

@@ -163,7 +163,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
     /** Stores the event (stamped `event.created_at`, the clock's now) and its deliveries as the lifecycle creates them (`first`). */
     async publish(event: NewEvent & { created_at: Date }, first: NewDelivery, isTest = false, onlyEndpointId?: string): Promise<Published> {
       const rows = await db.transaction(async (tx) => {
-        await tx.query(LOCK_EVENT_IDS, [[event.id]]);
+        await tx.query(LOCK_EVENT_IDS, [[event.id]], { name: "ars_lock_event_ids" });
         return tx.query<{ kind: string; id: string }>(PUBLISH, [
         event.id,
         event.org_id,
@@ -179,7 +179,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
         isTest,
         onlyEndpointId ?? null,
         ...firstStateParams(first),
-        ]);
+        ], { name: "ars_publish" });
       });
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
     },
@@ -193,13 +193,13 @@ export function eventsRepo(db: Database, counts: CountCache) {
     /** Stores a batch of one org's events and their deliveries in one statement; results by event id. */
     async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date, first: NewDelivery): Promise<Map<string, PublishedOne>> {
       const rows = await db.transaction(async (tx) => {
-        await tx.query(LOCK_EVENT_IDS, [events.map((e) => e.id)]);
+        await tx.query(LOCK_EVENT_IDS, [events.map((e) => e.id)], { name: "ars_lock_event_ids" });
         return tx.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
           JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
           orgId,
           createdAt,
           ...firstStateParams(first),
-        ]);
+        ], { name: "ars_publish_many" });
       });
       const out = new Map<string, PublishedOne>();
       for (const r of rows) {
@@ -219,7 +219,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
 
     /** The questions of several of the org's question sets; a set not of the org is absent. */
     async questionsOfSets(orgId: string, setIds: readonly string[]): Promise<Map<string, QuestionFacts[]>> {
-      const rows = await db.query<QuestionFacts & { set_id: string } | { set_id: string; id: null }>(QUESTIONS_OF_SETS, [setIds, orgId]);
+      const rows = await db.query<QuestionFacts & { set_id: string } | { set_id: string; id: null }>(QUESTIONS_OF_SETS, [setIds, orgId], { name: "ars_questions_of_sets" });
       const out = new Map<string, QuestionFacts[]>();
       for (const r of rows) {
         const list = out.get(r.set_id) ?? [];
@@ -237,7 +237,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
 
     /** The questions of one of the org's question sets; null when the org has no such set. */
     async questionsOf(orgId: string, questionSetId: string): Promise<QuestionFacts[] | null> {
-      const rows = await db.query<QuestionFacts | { id: null }>(QUESTIONS_OF, [questionSetId, orgId]);
+      const rows = await db.query<QuestionFacts | { id: null }>(QUESTIONS_OF, [questionSetId, orgId], { name: "ars_questions_of" });
       if (!rows.length) return null;
       return rows.filter((r): r is QuestionFacts => r.id !== null);
     },

@@ -23,7 +23,7 @@ export function tokensRepo(db: Database) {
       return prisma.apiToken.create({ data });
     },
     async findActiveByHash(tokenHash: string): Promise<Pick<ApiToken, "id" | "org_id" | "scopes"> | null> {
-      const [row] = await db.query<Pick<ApiToken, "id" | "org_id" | "scopes">>(ACTIVE_BY_HASH, [tokenHash]);
+      const [row] = await db.query<Pick<ApiToken, "id" | "org_id" | "scopes">>(ACTIVE_BY_HASH, [tokenHash], { name: "ars_token_by_hash" });
       return row ?? null;
     },
     list(orgId: string | undefined) {

@@ -8,7 +8,7 @@ import type { SqlExecutor } from "../../src/db/client.js";
 import { claimStatement, type ClaimRequest } from "../../src/repos/deliveries-queue.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 import { indexParents, partitionDays, tableOf } from "../harness/partitions.js";
-import { nodes as planNodes, rowsRead, type PlanNode } from "../harness/plans.js";
+import { CLAIM_PARAM_TYPES, literal, nodes as planNodes, rowsRead, type PlanNode } from "../harness/plans.js";
 import { endpointsSql } from "../harness/seed-sql.js";
 
 let parentOf: (index: string | undefined) => string | undefined = (index) => index;
@@ -49,11 +49,7 @@ async function seed(db: SqlExecutor): Promise<void> {
   `);
 }
 
-/** The claim's parameters as SQL literals, for EXECUTE of the prepared claim. */
-const CLAIM_PARAM_TYPES = ["uuid[]", "uuid[]", "int[]", "int", "int", "int", "text", "timestamptz", "uuid[]", "uuid[]", "timestamptz", "timestamptz"];
 let prepared = 0;
-const literal = (v: unknown, type: string) =>
-  `'${Array.isArray(v) ? `{${v.join(",")}}` : v instanceof Date ? v.toISOString() : String(v)}'::${type}`;
 
 /**
  * The claim under EXPLAIN ANALYZE, rolled back: its plan, with the rows each node produced. The

@@ -23,3 +23,10 @@ export function rowsRead(plan: PlanNode[], scan: (n: PlanNode) => boolean): numb
     .filter(scan)
     .reduce((sum, n) => sum + ((n["Actual Rows"] ?? 0) + (n["Rows Removed by Filter"] ?? 0) + (n["Rows Removed by Index Recheck"] ?? 0)) * (n["Actual Loops"] ?? 1), 0);
 }
+
+/** The types of the claim's parameters (repos/deliveries-queue.repo.ts claimStatement), for PREPARE and EXECUTE. */
+export const CLAIM_PARAM_TYPES = ["uuid[]", "uuid[]", "int[]", "int", "int", "int", "text", "timestamptz", "uuid[]", "uuid[]", "timestamptz", "timestamptz"];
+
+/** A parameter as an SQL literal of its type, for EXECUTE of a prepared statement. */
+export const literal = (v: unknown, type: string) =>
+  `'${Array.isArray(v) ? `{${v.join(",")}}` : v instanceof Date ? v.toISOString() : String(v)}'::${type}`;
