@@ -25,6 +25,7 @@ import type { Logger } from "../lib/logger.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import { deliveriesQueueRepo, type ClaimScope, type OutcomeRecord, type RecordResult } from "../repos/deliveries-queue.repo.js";
 import { createAttempt } from "./attempt.js";
+import { mayLeaveRows } from "./claim-coverage.js";
 import { createDeliverer, type Job } from "./deliver.js";
 import type { EndpointChanges } from "./endpoint-changes.js";
 import { createKeyring } from "./keyring.js";
@@ -133,6 +134,10 @@ export function createDispatcher({
   // queued before the day it read from (Claim.lookAgain): claim again once they are back
   let wokenMeanwhile = false;
   let seq = 0;
+  // Whether the claims may have left due rows that a freed slot could take (claim-coverage.ts):
+  // set by any claim that stopped short, cleared only by one sent after it that did not.
+  let leftBehind = true;
+  let leftBehindBy = 0; // the claim that last set it
   let poll: TimerHandle | null = null;
   let slowSweep: TimerHandle | null = null;
   let slowLaneFullLoggedAt = -Infinity;
@@ -252,7 +257,8 @@ export function createDispatcher({
       attemptOver(deliveryId, endpointId) {
         slots.attemptOver({ id: deliveryId, endpointId });
         pump();
-        void tick();
+        // a freed slot claims only where rows may be waiting; new rows wake the engine themselves
+        if (leftBehind) void tick();
       },
       unreachable: (endpointId, at) => config.unreachableRestMs > 0 && rest(endpointId, at),
       retryAt: wakeUpAt,
@@ -331,9 +337,11 @@ export function createDispatcher({
   }
 
   async function claimOnce(limit: number, claimScope: ClaimScope): Promise<number> {
-    const leaseToken = `${id}:${++seq}`;
+    const claimSeq = ++seq;
+    const leaseToken = `${id}:${claimSeq}`;
     const mark = deliverer.startRead(); // the claim reads the endpoints too
     const { room, release } = slots.reserve(limit);
+    const skippedPaced = pacedWaiting();
     const sentAt = clock.now().getTime();
     let claim;
     try {
@@ -341,13 +349,16 @@ export function createDispatcher({
         leaseToken, limit, leaseMs: config.leaseMs, now: new Date(sentAt), scope: claimScope, perEndpoint: perClaim,
         // the claim counts held rows against `perClaim`: an endpoint with room r counts as holding perClaim - r
         busyEndpoints: new Map([...room].map(([ep, n]) => [ep, perClaim - n])),
-        skipEndpoints: [...restingNow(), ...pacedWaiting(), ...[...room].filter(([, n]) => n === 0).map(([ep]) => ep)],
+        skipEndpoints: [...restingNow(), ...skippedPaced, ...[...room].filter(([, n]) => n === 0).map(([ep]) => ep)],
         inFlight: slots.held().map((r) => r.id),
       });
     } finally {
       release();
     }
     const { rows, endpoints, events, throttle } = claim;
+    const short = mayLeaveRows(claim, { limit, perEndpoint: perClaim, room, skippedUntilSent: skippedPaced.length > 0 });
+    if (short) (leftBehind = true), (leftBehindBy = claimSeq);
+    else if (claimSeq > leftBehindBy) leftBehind = false;
     // rows queued before the day this claim read from: the next claim sees them (startClaim looks again)
     if (claim.lookAgain) wokenMeanwhile = true;
     heldBackByThrottles(throttle.heldBack);
@@ -424,6 +435,8 @@ export function createDispatcher({
     const quiet = claims.size === 0 && slots.stats().waiting === 0;
     if (claims.size < MAX_CLAIMS && free > 0 && (quiet || free >= config.batchSize / 2)) return startClaim(free, claimScope);
     if (claims.size) wokenMeanwhile = true;
+    // no room for a claim now: the next freed slot claims for this wake-up
+    else leftBehind = true;
     return Promise.all([...claims]).then((ns) => ns.reduce((a, b) => a + b, 0));
   }
 

@@ -22,7 +22,7 @@ import type { Database } from "../db/client.js";
 import { batchHealth, type DisableReason, type StreakChange } from "../domain/delivery/endpoint-health.js";
 import type { DeliveryUpdate, EndpointEffect } from "../domain/delivery/outcome.js";
 import { THROTTLE_STEPS_PER_SECOND } from "../domain/delivery/throttle.js";
-import { DAY_MS } from "../domain/retention.js";
+import { DAY_MS, dayStart } from "../domain/retention.js";
 import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errorField } from "../lib/narrow.js";
 import { createdWithin, dayBounds } from "./day-partition-sql.js";
@@ -222,6 +222,9 @@ const CLAIM_DAYS: Floor = (alias) => `${alias}.created_at >= $11::timestamptz AN
 
 /** The ceiling of CLAIM_DAYS: a day past the engine's now, room for the database's clock to be ahead of it. */
 const CEILING_MS = DAY_MS;
+
+/** How long before midnight a transaction may have started and still be read by the claims after it without a second look. */
+const FLOOR_SLACK_MS = 60_000;
 
 const DUE = (alias: string) => `
          ${alias}.status IN ${LIVE_SQL} AND ${CLAIM_DAYS(alias)} AND ${alias}.next_attempt_at <= $8::timestamptz
@@ -644,8 +647,8 @@ export function deliveriesQueueRepo(db: Database) {
   }
 
   /**
-   * The day the next claim reads the queue from (CLAIM_DAYS): the live floor the last claim
-   * answered; null, before the first, reads every day.
+   * The day the next claim reads the queue from (CLAIM_DAYS): the start of the day of the live
+   * floor the last claim answered; null, before the first, reads every day.
    */
   let floor: Date | null = null;
 
@@ -659,9 +662,13 @@ export function deliveriesQueueRepo(db: Database) {
       const rows = await db.query<ClaimRow>(sql, params, { name });
       for (const row of rows) splitClaimRow(row, claim);
       const answered = rows[0]?.live_floor ?? null;
-      // Nothing queued: rows committed from now on may carry an earlier created_at (their
-      // transaction's start); the next claim's answer shows them, and it looks again.
-      floor = answered ?? r.now;
+      // The next claim reads from the start of that day: the floor only prunes day partitions,
+      // and a floor within the day hid every row committed after a claim that found the queue
+      // empty (its created_at is its transaction's start, before that claim's now), so each
+      // event of a quiet queue took two claims (bench/NOTES.md, "Claims that find nothing").
+      // A row carrying an earlier day than that (a transaction open across midnight, a delivery
+      // sent again by hand) shows in the next claim's answer, and it looks again.
+      floor = dayStart(new Date((answered ?? r.now).getTime() - FLOOR_SLACK_MS));
       claim.lookAgain = used !== null && answered !== null && answered < used;
       return claim;
     },
