@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import type { Database } from "../db/client.js";
 
@@ -17,11 +18,14 @@ export interface QueueSignal {
 export async function createQueueSignal(db: Database, onError: (err: unknown) => void): Promise<QueueSignal> {
   const local = new EventEmitter();
   local.setMaxListeners(0);
-  const unlisten = db.kind === "postgres" ? await db.listen(DELIVERY_CHANNEL, () => local.emit("wake")) : null;
+  // This process's own notifications come back to it: it woke at once already, and a second
+  // wake-up a moment later started a second claim that found nothing.
+  const self = randomUUID();
+  const unlisten = db.kind === "postgres" ? await db.listen(DELIVERY_CHANNEL, (from) => from !== self && local.emit("wake")) : null;
   return {
     notify() {
       local.emit("wake");
-      if (db.kind === "postgres") db.notify(DELIVERY_CHANNEL).catch(onError);
+      if (db.kind === "postgres") db.notify(DELIVERY_CHANNEL, self).catch(onError);
     },
     onWake(listener) {
       local.on("wake", listener);
