@@ -357,8 +357,10 @@ export function createDispatcher({
     }
     const { rows, endpoints, events, throttle } = claim;
     const short = mayLeaveRows(claim, { limit, perEndpoint: perClaim, room, skippedUntilSent: skippedPaced.length > 0 });
-    if (short) (leftBehind = true), (leftBehindBy = claimSeq);
-    else if (claimSeq > leftBehindBy) leftBehind = false;
+    if (short) {
+      leftBehind = true;
+      leftBehindBy = claimSeq;
+    } else if (claimSeq > leftBehindBy) leftBehind = false;
     // rows queued before the day this claim read from: the next claim sees them (startClaim looks again)
     if (claim.lookAgain) wokenMeanwhile = true;
     heldBackByThrottles(throttle.heldBack);

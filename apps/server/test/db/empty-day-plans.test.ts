@@ -4,7 +4,7 @@
 // indexes once it holds thousands of queued rows: before sequential scans were turned off on those
 // connections, the claim scanned the whole partition at every probe (6,250 buffers a claim in the
 // bench) until some ANALYZE happened to invalidate the plan. PostgreSQL only.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { openDatabase, type Database, type SqlExecutor } from "../../src/db/client.js";
 import { claimStatement, deliveriesQueueRepo, type ClaimRequest } from "../../src/repos/deliveries-queue.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
