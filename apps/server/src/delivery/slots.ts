@@ -105,8 +105,7 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
   const reserved = new Map<string, number>(); // endpoint → rows the claims on the wire may still add
   const onWire = new Map<string, R>(); // delivery id → a row sending and not yet judged slow, in start order
   const slowOf = new Map<string, number>(); // endpoint → its attempts judged slow and still on the wire
-  const slowIds = new Set<string>();
-  let slowSending = 0;
+  const slowIds = new Set<string>(); // rows sending whose attempt was judged slow
   let waitingCount = 0;
   let sending = 0;
   let recording = 0;
@@ -145,16 +144,13 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
     recording++;
     bump(busy, row.endpointId, -1);
     onWire.delete(row.id);
-    if (slowIds.delete(row.id)) {
-      slowSending--;
-      bump(slowOf, row.endpointId, -1);
-    }
+    if (slowIds.delete(row.id)) bump(slowOf, row.endpointId, -1);
   }
 
   /** Held rows of slow receivers: attempts judged slow, and their endpoints' waiting rows. */
   function ofSlowReceivers(): number {
-    if (!slowSending) return 0;
-    let n = slowSending;
+    if (!slowIds.size) return 0;
+    let n = slowIds.size;
     for (const ep of slowOf.keys()) n += waiting.get(ep)?.length ?? 0;
     return n;
   }
@@ -173,7 +169,7 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
     startable() {
       const started: R[] = [];
       // attempts judged slow leave the shared slots for their lane, as far as it goes
-      let shared = sending - Math.min(slowLane, slowSending);
+      let shared = sending - Math.min(slowLane, slowIds.size);
       for (const [endpointId, list] of waiting) {
         while (list.length && shared < concurrency && (busy.get(endpointId) ?? 0) < perEndpoint) {
           const row = list.shift()!;
@@ -196,7 +192,6 @@ export function createSlots<R extends SlotRow>(limits: SlotLimits): Slots<R> {
     slow(row) {
       if (!onWire.delete(row.id)) return;
       slowIds.add(row.id);
-      slowSending++;
       bump(slowOf, row.endpointId, 1);
     },
 
