@@ -302,7 +302,11 @@ export function createDispatcher({
     if (dropped.length) {
       log.warn({ dropped: dropped.length }, "delivery leases running short: rows dropped unsent");
       observe.rowsDropped(dropped.length);
-      void giveBack(dropped);
+      // given back, they are due again: claim them under a fresh lease (no attempt's end will)
+      void giveBack(dropped).then(() => {
+        leftBehind = true;
+        void tick();
+      });
     }
   }
 
