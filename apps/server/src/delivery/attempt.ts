@@ -4,7 +4,7 @@
 import type { QueueEndpoint, QueueEvent } from "../repos/deliveries-queue.repo.js";
 import type { Clock } from "../clock/clock.js";
 import type { AttemptResult } from "./outcome.js";
-import { prepare, type SigningKeys } from "./prepare.js";
+import { createPayloadCache, prepare, type SigningKeys } from "./prepare.js";
 import type { ReceiverAuth } from "./receiver-auth.js";
 import { redactionForms, redactPreview } from "./redact.js";
 import { parseRetryAfter } from "./retry-schedule.js";
@@ -26,6 +26,7 @@ export interface AttemptDeps {
 export type Attempt = (endpoint: QueueEndpoint, event: QueueEvent, signing: SigningKeys) => Promise<AttemptReport>;
 
 export function createAttempt({ sender, receiverAuth, clock }: AttemptDeps): Attempt {
+  const bodies = createPayloadCache();
   return async (endpoint, event, signing) => {
     const startedAt = clock.now();
     const started = performance.now();
@@ -37,7 +38,7 @@ export function createAttempt({ sender, receiverAuth, clock }: AttemptDeps): Att
 
     let auth = await receiverAuth.headersFor(endpoint);
     if (!auth.ok) return report({ ok: false, status: null, error: auth.error, retryAfterMs: null, responseBody: null });
-    const send = (authHeaders: Record<string, string>) => sender.send(prepare({ endpoint, event, signing, authHeaders, at: clock.now() }));
+    const send = (authHeaders: Record<string, string>) => sender.send(prepare({ endpoint, event, signing, authHeaders, at: clock.now(), bodies }));
     let res = await send(auth.headers);
     // the receiver has seen every secret sent to it in this attempt: the refused token too
     const secrets = [...auth.secrets];

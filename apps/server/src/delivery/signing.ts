@@ -35,8 +35,9 @@ export function signatureHeader({ id, timestamp, body, secrets }: SignatureInput
 /** The same header from keys decoded once (signingKey), for the engine's hot path. */
 export function signWithKeys({ id, timestamp, body, keys }: Omit<SignatureInput, "secrets"> & { keys: readonly Buffer[] }): string {
   if (keys.length === 0) throw new TypeError("at least one signing key is required");
-  const content = `${id}.${timestamp}.${body}`;
-  return keys.map((key) => `v1,${createHmac("sha256", key).update(content, "utf8").digest("base64")}`).join(" ");
+  // signed in two parts: `${id}.${timestamp}.${body}` as one string would copy the body first
+  const prefix = `${id}.${timestamp}.`;
+  return keys.map((key) => `v1,${createHmac("sha256", key).update(prefix, "utf8").update(body, "utf8").digest("base64")}`).join(" ");
 }
 
 /** `x-signature-256` for receivers built against the old scheme: keyed by the secret string itself. */

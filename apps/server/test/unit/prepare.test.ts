@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createKeyring } from "../../src/delivery/keyring.js";
-import { payloadOf, prepare, type PrepareEndpoint } from "../../src/delivery/prepare.js";
+import { createPayloadCache, prepare, type PrepareEndpoint } from "../../src/delivery/prepare.js";
 import { signatureHeader, legacySignature } from "../../src/delivery/signing.js";
 import { createSecretBox } from "../../src/lib/secret-box.js";
 import { generateSigningSecret } from "../../src/lib/signing-secrets.js";
@@ -46,9 +46,11 @@ function keysOf(over: { previous?: boolean; until?: Date } = {}) {
   });
 }
 
+const payloadOf = (ep: PrepareEndpoint, ev: QueueEvent) => createPayloadCache().bodyOf(ep, ev);
+
 describe("prepare", () => {
   it("When an endpoint gets an event, Then the request is a Standard Webhooks POST body signed for this moment", () => {
-    const req = prepare({ endpoint, event, signing: keysOf(), authHeaders: {}, at });
+    const req = prepare({ endpoint, event, signing: keysOf(), authHeaders: {}, at, bodies: createPayloadCache() });
     expect(req.url).toBe(endpoint.url);
     expect(JSON.parse(req.body)).toEqual({
       type: "audit.completed",
@@ -66,10 +68,10 @@ describe("prepare", () => {
   });
 
   it("When a rotation's grace period runs, Then both secrets sign; once it has ended, Then only the current one", () => {
-    const during = prepare({ endpoint, event, signing: keysOf({ previous: true }), authHeaders: {}, at });
+    const during = prepare({ endpoint, event, signing: keysOf({ previous: true }), authHeaders: {}, at, bodies: createPayloadCache() });
     const ts = Math.floor(at.getTime() / 1000);
     expect(during.headers["webhook-signature"]).toBe(signatureHeader({ id: event.id, timestamp: ts, body: during.body, secrets: [current, previous] }));
-    const after = prepare({ endpoint, event, signing: keysOf({ previous: true, until: at }), authHeaders: {}, at });
+    const after = prepare({ endpoint, event, signing: keysOf({ previous: true, until: at }), authHeaders: {}, at, bodies: createPayloadCache() });
     expect(after.headers["webhook-signature"]).toBe(signatureHeader({ id: event.id, timestamp: ts, body: after.body, secrets: [current] }));
   });
 
@@ -80,6 +82,7 @@ describe("prepare", () => {
       signing: keysOf(),
       authHeaders: { "Webhook-Signature": "forged", "Content-Type": "text/plain", "X-Api-Key": "k" },
       at,
+      bodies: createPayloadCache(),
     });
     expect(req.headers["webhook-signature"]).not.toBe("forged");
     expect(req.headers["content-type"]).toBe("application/json");
@@ -95,7 +98,17 @@ describe("prepare", () => {
       isTest: false,
       data: { auditId: event.audit_id, questionSetId: event.question_set_id, result: "FAIL (2/3)" },
     });
-    expect(payloadOf({ ...endpoint }, event)).toBe(payloadOf(endpoint, event));
+    const shared = createPayloadCache();
+    expect(shared.bodyOf({ ...endpoint }, event)).toBe(shared.bodyOf(endpoint, event));
+  });
+
+  it("When the same event arrives as another object (another claim loaded it), Then its body is the one already built", () => {
+    const bodies = createPayloadCache();
+    const first = bodies.bodyOf(endpoint, event);
+    // an event never changes once stored: a copy with other content under the same id proves the body was not rebuilt
+    expect(bodies.bodyOf({ ...endpoint }, { ...event, document_id: "doc-2" })).toBe(first);
+    expect(createPayloadCache().bodyOf(endpoint, { ...event, document_id: "doc-2" })).toContain('"documentId":"doc-2"');
+    expect(bodies.bodyOf(endpoint, { ...event, id: "0193a5c0-0000-7000-8000-000000000009", document_id: "doc-2" })).toContain('"documentId":"doc-2"');
   });
 });
 
