@@ -87,9 +87,10 @@ export interface Dispatcher {
   /**
    * What this dispatcher holds now (`held` counts claims on the wire too: 0 means nothing is
    * claimed, sent or being recorded), and the most it may hold (`maxHeld`, however slow
-   * recording is).
+   * recording is). `releasing` counts rows no longer held but still leased to it while they are
+   * given back: until that commits, no dispatcher can claim them.
    */
-  stats(): SlotStats & { maxHeld: number };
+  stats(): SlotStats & { maxHeld: number; releasing: number };
 }
 
 /** A claimed row while this dispatcher holds it. */
@@ -127,6 +128,7 @@ export function createDispatcher({
   const maxHeld = config.concurrency + config.batchSize + maxUnrecorded + slowLane;
   const runs = new Set<Promise<void>>(); // started rows, until recorded
   const releases = new Set<Promise<void>>(); // rows being given back
+  let releasing = 0; // how many rows those are
   const resting = new Map<string, number>(); // endpoint → until when it is not claimed (unreachable)
   let running = false;
   const claims = new Set<Promise<number>>(); // claims on the wire
@@ -234,7 +236,11 @@ export function createDispatcher({
     for (const r of rows) byLease.set(r.leaseToken, [...(byLease.get(r.leaseToken) ?? []), r]);
     const done = Promise.all([...byLease].map(([leaseToken, held]) => queue.release(held, leaseToken).catch(() => undefined))).then(() => undefined);
     releases.add(done);
-    return done.finally(() => releases.delete(done));
+    releasing += rows.length;
+    return done.finally(() => {
+      releases.delete(done);
+      releasing -= rows.length;
+    });
   }
 
   /** Endpoints not to claim now: resting after they could not be reached. */
@@ -487,6 +493,6 @@ export function createDispatcher({
       })();
       return stopping;
     },
-    stats: () => ({ ...slots.stats(), maxHeld }),
+    stats: () => ({ ...slots.stats(), maxHeld, releasing }),
   };
 }

@@ -42,8 +42,9 @@ export async function drainDispatcher(
     await new Promise((resolve) => setTimeout(resolve, ms));
   };
   for (;;) {
-    // something claimed, sent or being recorded (or a claim on the wire): let it finish
-    if (dispatcher.stats().held > 0) {
+    // something claimed, sent, being recorded or given back (or a claim on the wire): let it finish
+    const { held, releasing } = dispatcher.stats();
+    if (held > 0 || releasing > 0) {
       await pause(RECHECK_MS, "with deliveries in flight");
       continue;
     }
@@ -73,10 +74,10 @@ export function dispatcherFrom(deps: Deps, o: DispatcherOverrides = {}): Dispatc
   });
 }
 
-/** Resolves once the dispatcher holds nothing: no claim on the wire, no row waiting, sent or being recorded. */
+/** Resolves once the dispatcher holds nothing: no claim on the wire, no row waiting, sent, being recorded or given back. */
 export async function idleOf(dispatcher: Dispatcher, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (dispatcher.stats().held > 0) {
+  while (dispatcher.stats().held > 0 || dispatcher.stats().releasing > 0) {
     if (Date.now() > deadline) throw new Error(`dispatcher ${dispatcher.id} still holds rows after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
