@@ -194,6 +194,30 @@ describe("createSender().send", () => {
     expect(r.connections).toBe(0);
   });
 
+  it("When the receiver answers 200 and then stalls in its body, Then the answer stands at the total timeout with what arrived", async () => {
+    const r = await receiver({
+      handler: async (_req, res) => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.write("accepted, still writing");
+        await new Promise<void>(() => {});
+      },
+    });
+    const outcome = await sender({ totalTimeoutMs: 300 }).send(delivery(r.url));
+    expect(outcome).toMatchObject({ ok: true, status: 200, error: null, responseBody: "accepted, still writing" });
+    expect(outcome.durationMs).toBeGreaterThanOrEqual(250);
+    expect(outcome.durationMs).toBeLessThan(5000);
+  });
+
+  it("When the receiver answers with an informational 103 first, Then the final status is the outcome", async () => {
+    const r = await receiver({
+      handler: (_req, res) => {
+        res.writeEarlyHints({ link: "</style.css>; rel=preload; as=style" });
+        res.writeHead(204).end();
+      },
+    });
+    expect(await sender().send(delivery(r.url))).toMatchObject({ ok: true, status: 204, error: null, responseBody: "" });
+  });
+
   it("When the receiver streams 10 MB, Then the sender stops after the cap and returns promptly", async () => {
     const total = 10 * 1024 * 1024;
     const chunk = Buffer.alloc(64 * 1024, 0x61);
