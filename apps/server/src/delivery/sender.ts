@@ -292,7 +292,8 @@ export function createSender({
     bodyTimeout: totalTimeoutMs,
   });
 
-  async function exchange(req: Required<Omit<RawRequest, "body">> & { body: string | undefined; parse: boolean }): Promise<RawOutcome> {
+  /** A request whose answer is read up to the cap and parsed when it is JSON: token fetches and the like. */
+  async function exchange(req: Required<Omit<RawRequest, "body">> & { body: string | undefined }): Promise<RawOutcome> {
     const started = performance.now();
     const done = (fields: Omit<RawOutcome, "durationMs">): RawOutcome => ({ ...fields, durationMs: Math.round(performance.now() - started) });
     const empty = { status: null, headers: {}, body: "", truncated: false, json: undefined, ok: false };
@@ -323,8 +324,7 @@ export function createSender({
         headers,
         body,
         truncated,
-        // Webhook answers are only previewed: parsing them (mostly empty, so a throw) is wasted work.
-        json: truncated || !req.parse || body === "" ? undefined : parseJson(body),
+        json: truncated || body === "" ? undefined : parseJson(body),
         error,
       });
     } catch (err) {
@@ -418,7 +418,7 @@ export function createSender({
   return {
     send: post,
     request({ url, method = "POST", headers = {}, body, maxResponseBytes: cap = maxResponseBytes }) {
-      return exchange({ url, method, headers, body, maxResponseBytes: cap, parse: true });
+      return exchange({ url, method, headers, body, maxResponseBytes: cap });
     },
     close: () => agent.close(),
   };
