@@ -32,7 +32,7 @@ export const DEFAULT_HEAP: HeapSettings = { growingPercent: 0, semiSpaceGrowthFa
 export const WORKER_DEFAULT_HEAP: HeapSettings = { growingPercent: 30, semiSpaceGrowthFactor: 0 };
 
 /** Flags the operator gave Node on the command line or in NODE_OPTIONS win over ours. */
-function givenByOperator(flag: string): boolean {
+export function givenByOperator(flag: string): boolean {
   const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
   const spellings = [flag, flag.replace(/-/g, "_")];
   return given.some((arg) => spellings.some((s) => arg === `--${s}` || arg.startsWith(`--${s}=`)));

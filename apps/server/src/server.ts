@@ -7,7 +7,8 @@ import { answerClientError } from "./http/problem.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 import { boundPort } from "./lib/bound-port.js";
 import { applyHeapSettings } from "./heap-defaults.js";
-import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
+import { applyWasmTiering } from "./wasm-tiering.js";
+import { databaseKind, resolveStartOptions, type StartServerOptions } from "./start-options.js";
 import { MAX_HEADER_BYTES } from "./config.js";
 
 export type { StartServerOptions } from "./start-options.js";
@@ -30,11 +31,11 @@ export interface RunningServer {
 export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
   const { config, overrides } = resolveStartOptions(opts);
   const contract = loadContract(SPEC_PATH);
-  const heapFlags = applyHeapSettings(config.heap);
+  const heapFlags = [...applyHeapSettings(config.heap), ...applyWasmTiering(databaseKind(config, overrides))];
   const deps = await createDeps(config, overrides);
   let server: Server | undefined;
   try {
-    if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
+    if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
     const app = buildApp({
       db: deps.db,
       services: deps.services,

@@ -1,6 +1,7 @@
 // The options every process role starts from (API server, worker): the environment's
 // configuration with the caller's on top. Its own module so the worker does not load the HTTP stack.
 import { DEFAULT_DELIVERY, loadConfig, type Config, type DeliveryConfig } from "./config.js";
+import type { Database } from "./db/types.js";
 import type { DepsOverrides } from "./deps.js";
 
 export interface StartServerOptions extends Partial<Omit<Config, "delivery">>, DepsOverrides {
@@ -17,4 +18,9 @@ export function resolveStartOptions(opts: StartServerOptions): { config: Config;
     delivery: { ...DEFAULT_DELIVERY, ...base.delivery, ...delivery },
   };
   return { config, overrides: { logger, resolver, extraCa, migrate, database, clock } };
+}
+
+/** Which database the process will open: the one handed in, else PostgreSQL when a URL is configured. */
+export function databaseKind(config: Config, overrides: DepsOverrides): Database["kind"] {
+  return overrides.database?.kind ?? (config.databaseUrl ? "postgres" : "pglite");
 }

@@ -4,7 +4,8 @@
 // own dispatcher is the engine.
 import { createDeps, type Deps } from "./deps.js";
 import { applyHeapSettings } from "./heap-defaults.js";
-import { resolveStartOptions, type StartServerOptions } from "./start-options.js";
+import { applyWasmTiering } from "./wasm-tiering.js";
+import { databaseKind, resolveStartOptions, type StartServerOptions } from "./start-options.js";
 
 export type StartWorkerOptions = Omit<StartServerOptions, "dispatcher" | "port" | "host">;
 
@@ -17,9 +18,9 @@ export interface RunningWorker {
 
 export async function startWorker(opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
-  const heapFlags = applyHeapSettings(config.workerHeap);
+  const heapFlags = [...applyHeapSettings(config.workerHeap), ...applyWasmTiering(databaseKind(config, overrides))];
   const deps = await createDeps(config, overrides);
-  if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 heap sizing applied (ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR)");
+  if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
   const { dispatcher } = deps;
   try {
     // Partitions for today and the days ahead exist before the first delivery is recorded.
