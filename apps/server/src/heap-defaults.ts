@@ -5,14 +5,14 @@
 // without a hard heap limit (a larger live heap still fits; nothing turns into an out-of-memory
 // crash). The flag is read by V8 at every collection, so it takes effect when set at run time.
 //
-// Only the worker bounds it. `serve` builds each list page as one string of 230–470 KB, a large
-// object in the old generation: 16 pages in flight past a bound of 1.3 × the live heap meant a
-// full collection every few pages, 1.24–1.50 × the list CPU of V8's own sizing in the same bench
-// run. At 2 × the live heap it was within noise in some runs (0.88–1.04 ×) and 1.28–1.46 × in
-// every round of every list scenario of another (2026-11-27, bench/NOTES.md "Heap sizing of
-// serve"): a tax on every page for ≈ 30–50 MB less at a delivery burst's peak, so `serve` keeps
-// V8's own rule. The worker allocates no such pages and keeps the tight bound (its CPU per
-// delivery was the same either way, its peak RSS 138 against 180 MB).
+// Only the worker bounds it. `serve` keeps V8's own rule: list pages now leave in pieces allocated
+// young (http/pagination.ts) and Prisma's query compiler no longer leaves its optimizing
+// compiler's memory behind (wasm-tiering.ts), and with those a bound of 1.4 × the live heap held a
+// burst of 10,000 events at 190–195 MB against 312–323 MB. But a server that has idled before its
+// load (`npm run bench:guard`) then spent 1.48 × the floor's CPU per list request against 1.09 ×
+// with V8's own rule, in back-to-back runs (bench/NOTES.md, "Where serve's memory went"): every
+// list page would pay for the burst's peak. The worker serves no pages and keeps the tight bound
+// (its CPU per delivery was the same either way, its peak RSS 138 against 180 MB).
 //
 // The young generation is left to V8: keeping it from growing (factor 1, the earlier default)
 // left it at 1 MB semispaces once V8 had shrunk it after an idle pause, and then doubled the CPU
