@@ -1,6 +1,5 @@
 import type { LookupAddress, LookupOptions } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
-import type { Readable } from "node:stream";
 import { createSecureContext, rootCertificates } from "node:tls";
 import { Agent, buildConnector, type Dispatcher } from "undici";
 import { judgeAnswer } from "../domain/delivery/answer.js";
@@ -93,6 +92,9 @@ export interface SenderOptions {
   ca?: string | Buffer;
   userAgent: string;
 }
+
+/** What one exchange brought back: the answer (its body capped) or why there was none. */
+type Exchanged = { durationMs: number } & ({ status: number; headers: Record<string, string>; bytes: Buffer; truncated: boolean } | { error: SendError });
 
 const BLOCKED = "ERR_DESTINATION_BLOCKED";
 const TOTAL_TIMEOUT = "ERR_TOTAL_TIMEOUT";
@@ -202,31 +204,6 @@ export function classifyError(err: unknown, ctx: ClassifyContext): SendError {
   return { code: "connection_error", message: `connection to ${ctx.hostname} failed${other ? ` (${other})` : ""}` };
 }
 
-async function readCapped(body: Readable, cap: number): Promise<{ bytes: Buffer; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  try {
-    for await (const piece of body) {
-      const chunk = Buffer.isBuffer(piece) ? piece : Buffer.from(String(piece));
-      const room = cap - size;
-      if (chunk.length > room) {
-        chunks.push(chunk.subarray(0, room));
-        truncated = true;
-        break; // leaving the loop destroys the stream: the rest is never read
-      }
-      chunks.push(chunk);
-      size += chunk.length;
-    }
-  } catch {
-    // The status line already is the receiver's answer; a body cut short changes nothing.
-    truncated = true;
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  return { bytes: Buffer.concat(chunks), truncated };
-}
-
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -292,62 +269,21 @@ export function createSender({
     bodyTimeout: totalTimeoutMs,
   });
 
-  /** A request whose answer is read up to the cap and parsed when it is JSON: token fetches and the like. */
-  async function exchange(req: Required<Omit<RawRequest, "body">> & { body: string | undefined }): Promise<RawOutcome> {
-    const started = performance.now();
-    const done = (fields: Omit<RawOutcome, "durationMs">): RawOutcome => ({ ...fields, durationMs: Math.round(performance.now() - started) });
-    const empty = { status: null, headers: {}, body: "", truncated: false, json: undefined, ok: false };
-
-    const checked = preflight(req.url);
-    if ("error" in checked) return done({ ...empty, error: checked.error });
-    const { url } = checked;
-
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(codedError(TOTAL_TIMEOUT, "total timeout")), totalTimeoutMs);
-    try {
-      const res = await agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: req.method,
-        headers: outgoingHeaders(req.headers, userAgent),
-        body: req.body,
-        signal: controller.signal,
-      });
-      const status = res.statusCode;
-      const headers = flattenHeaders(res.headers);
-      const { bytes, truncated } = await readCapped(res.body, req.maxResponseBytes);
-      const { ok, error } = judgeAnswer(status);
-      const body = bytes.toString("utf8");
-      return done({
-        ok,
-        status,
-        headers,
-        body,
-        truncated,
-        json: truncated || body === "" ? undefined : parseJson(body),
-        error,
-      });
-    } catch (err) {
-      const cause = controller.signal.aborted ? controller.signal.reason : err;
-      return done({ ...empty, error: classifyError(cause, { hostname: url.hostname, connectTimeoutMs, totalTimeoutMs }) });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /**
-   * One webhook attempt through undici's dispatch handler rather than `request`: no response
-   * stream, no abort signal, no async iterator per answer (bench/NOTES.md: about a quarter of
-   * the client's CPU per request). Same agent, same timeouts, same cap and error vocabulary.
+   * One request through undici's dispatch handler rather than `request`: no response stream, no
+   * abort signal, no async iterator per answer (bench/NOTES.md: about a quarter of the client's
+   * CPU per request). The answer is read up to `cap` bytes; the rest is never read, and the
+   * connection closes rather than carry it. What arrived by the total timeout, or before the body
+   * broke off, is the answer: its status decides. `finish` shapes the outcome as the promise
+   * settles, so an attempt costs one promise, not one per layer.
    */
-  function post({ url, headers, body }: SendRequest): Promise<WebhookSendOutcome> {
+  function exchange<T>(method: "GET" | "POST", raw: string, headers: Record<string, string>, body: string | undefined, cap: number, finish: (r: Exchanged) => T): Promise<T> {
     const started = performance.now();
-    const done = (o: Omit<WebhookSendOutcome, "durationMs">): WebhookSendOutcome => ({ ...o, durationMs: Math.round(performance.now() - started) });
-    const checked = preflight(url);
-    if ("error" in checked) return Promise.resolve(done({ ok: false, status: null, headers: {}, responseBody: null, error: checked.error }));
-    const { url: target } = checked;
-    const failed = (cause: unknown) =>
-      done({ ok: false, status: null, headers: {}, responseBody: null, error: classifyError(cause, { hostname: target.hostname, connectTimeoutMs, totalTimeoutMs }) });
+    const durationMs = () => Math.round(performance.now() - started);
+    const checked = preflight(raw);
+    if ("error" in checked) return Promise.resolve(finish({ error: checked.error, durationMs: durationMs() }));
+    const { url } = checked;
+    const failed = (cause: unknown): Exchanged => ({ error: classifyError(cause, { hostname: url.hostname, connectTimeoutMs, totalTimeoutMs }), durationMs: durationMs() });
 
     return new Promise((resolve) => {
       let controller: Dispatcher.DispatchController | null = null;
@@ -356,28 +292,22 @@ export function createSender({
       const chunks: Buffer[] = [];
       let size = 0;
       let settled = false;
-      const settle = (outcome: WebhookSendOutcome) => {
+      const settle = (outcome: Exchanged) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve(outcome);
+        resolve(finish(outcome));
       };
-      // what arrived is the answer: its status decides, a body cut short changes nothing
-      const answered = () => {
-        if (settled) return;
-        const { ok, error } = judgeAnswer(status!);
-        const text = Buffer.concat(chunks).toString("utf8");
-        settle(done({ ok, status, headers: answerHeaders, error, responseBody: responsePreview(Buffer.from(text, "utf8")) }));
-      };
+      const answered = (truncated: boolean) => settle({ status: status!, headers: answerHeaders, bytes: Buffer.concat(chunks), truncated, durationMs: durationMs() });
       const timer = setTimeout(() => {
         const reason = codedError(TOTAL_TIMEOUT, "total timeout");
-        if (status !== null) answered();
+        if (status !== null) answered(true);
         else settle(failed(reason));
         controller?.abort(reason);
       }, totalTimeoutMs);
       try {
         agent.dispatch(
-          { origin: target.origin, path: `${target.pathname}${target.search}`, method: "POST", headers: outgoingHeaders(headers, userAgent), body },
+          { origin: url.origin, path: `${url.pathname}${url.search}`, method, headers: outgoingHeaders(headers, userAgent), body },
           {
             onRequestStart(c) {
               controller = c;
@@ -388,12 +318,11 @@ export function createSender({
               answerHeaders = flattenHeaders(responseHeaders);
             },
             onResponseData(c, chunk) {
-              const room = maxResponseBytes - size;
+              const room = cap - size;
               if (chunk.length > room) {
                 chunks.push(chunk.subarray(0, room));
-                size = maxResponseBytes;
-                // the rest is never read: the connection closes rather than carry it
-                answered();
+                size = cap;
+                answered(true);
                 c.abort(new Error("response body cap reached"));
                 return;
               }
@@ -401,10 +330,11 @@ export function createSender({
               size += chunk.length;
             },
             onResponseEnd() {
-              answered();
+              if (status !== null) answered(false);
+              else settle(failed(codedError("UND_ERR_SOCKET", "the connection closed without an answer")));
             },
             onResponseError(_c, err) {
-              if (status !== null) answered();
+              if (status !== null) answered(true);
               else settle(failed(err));
             },
           },
@@ -415,13 +345,28 @@ export function createSender({
     });
   }
 
-  return {
-    send: post,
-    request({ url, method = "POST", headers = {}, body, maxResponseBytes: cap = maxResponseBytes }) {
-      return exchange({ url, method, headers, body, maxResponseBytes: cap });
-    },
-    close: () => agent.close(),
-  };
+  const post = ({ url, headers, body }: SendRequest): Promise<WebhookSendOutcome> => exchange("POST", url, headers, body, maxResponseBytes, webhookOutcome);
+  const request = ({ url, method = "POST", headers = {}, body, maxResponseBytes: cap = maxResponseBytes }: RawRequest): Promise<RawOutcome> =>
+    exchange(method, url, headers, body, cap, rawOutcome);
+
+  return { send: post, request, close: () => agent.close() };
+}
+
+/** A webhook attempt keeps the status, the headers and the start of the body. */
+function webhookOutcome(r: Exchanged): WebhookSendOutcome {
+  if ("error" in r) return { ok: false, status: null, headers: {}, responseBody: null, error: r.error, durationMs: r.durationMs };
+  const { ok, error } = judgeAnswer(r.status);
+  // decoded first, so that invalid UTF-8 reaches the preview as the replacement character
+  const responseBody = responsePreview(Buffer.from(r.bytes.toString("utf8"), "utf8"));
+  return { ok, status: r.status, headers: r.headers, error, responseBody, durationMs: r.durationMs };
+}
+
+/** A token fetch keeps the body as text, and parsed when it is complete JSON. */
+function rawOutcome(r: Exchanged): RawOutcome {
+  if ("error" in r) return { ok: false, status: null, headers: {}, body: "", truncated: false, json: undefined, error: r.error, durationMs: r.durationMs };
+  const { ok, error } = judgeAnswer(r.status);
+  const text = r.bytes.toString("utf8");
+  return { ok, status: r.status, headers: r.headers, body: text, truncated: r.truncated, json: r.truncated || text === "" ? undefined : parseJson(text), error, durationMs: r.durationMs };
 }
 
 function parseJson(text: string): unknown {
