@@ -31,11 +31,11 @@ export interface RunningServer {
 export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
   const { config, overrides } = resolveStartOptions(opts);
   const contract = loadContract(SPEC_PATH);
-  const heapFlags = [...applyHeapSettings(config.heap), ...applyWasmTiering(databaseKind(config, overrides))];
+  const v8Flags = [...applyHeapSettings(config.heap), ...applyWasmTiering(databaseKind(config, overrides))];
   const deps = await createDeps(config, overrides);
   let server: Server | undefined;
   try {
-    if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
+    if (v8Flags.length) deps.logger.info({ v8_flags: v8Flags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
     const app = buildApp({
       db: deps.db,
       services: deps.services,

@@ -18,9 +18,9 @@ export interface RunningWorker {
 
 export async function startWorker(opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
-  const heapFlags = [...applyHeapSettings(config.workerHeap), ...applyWasmTiering(databaseKind(config, overrides))];
+  const v8Flags = [...applyHeapSettings(config.workerHeap), ...applyWasmTiering(databaseKind(config, overrides))];
   const deps = await createDeps(config, overrides);
-  if (heapFlags.length) deps.logger.info({ v8_flags: heapFlags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
+  if (v8Flags.length) deps.logger.info({ v8_flags: v8Flags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
   const { dispatcher } = deps;
   try {
     // Partitions for today and the days ahead exist before the first delivery is recorded.

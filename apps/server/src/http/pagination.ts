@@ -74,10 +74,10 @@ export function sendJson(res: Response, body: unknown): void {
 
 /**
  * Text per piece of a list page. A page of 100 rows is 50–500 KB; as one string it is allocated
- * among V8's large objects in the old generation, where it counts towards the next full
+ * among V8's large objects, each in a memory chunk of its own, counted towards the next full
  * collection however short it lives. Pieces below V8's large-object size (128 KB; 32 K
  * characters are at most 64 KB even when two bytes each, plus one row) are allocated young and
- * die young, so a tight old-generation bound costs a list page nothing.
+ * die young: 0.97–1.03 × the floor's CPU per large page instead of 1.00–1.15 × (bench/NOTES.md).
  */
 const PIECE_CHARS = 32 * 1024;
 
