@@ -87,7 +87,10 @@ export function sendList<Row, Item>(res: Response, page: Page<Row>, present: (ro
     res.json(listEnvelope(page.rows.map(present), page.hasMore, page.total));
     return;
   }
-  const pieces = ['{"object":"list","data":['];
+  // the envelope's own text around its rows, from the one place that shapes it
+  const envelope = JSON.stringify(listEnvelope([], page.hasMore, page.total));
+  const rowsAt = envelope.indexOf("[]") + 1;
+  const pieces = [envelope.slice(0, rowsAt)];
   // A piece after the first starts with the comma that separates it from the one before: joined
   // from an empty first element, so that the piece is built as one string rather than a concatenation.
   let rows: string[] = [];
@@ -103,7 +106,7 @@ export function sendList<Row, Item>(res: Response, page: Page<Row>, present: (ro
     }
   }
   if (length > 0) pieces.push(rows.join(","));
-  pieces.push(`],"has_more":${page.hasMore}${page.total === undefined ? "" : `,"total_count":${page.total}`}}`);
+  pieces.push(envelope.slice(rowsAt));
   writeJson(res, pieces);
 }
 
