@@ -18,6 +18,7 @@
 // left it at 1 MB semispaces once V8 had shrunk it after an idle pause, and then doubled the CPU
 // of every list page (bench/NOTES.md; `npm run bench:guard` catches it).
 import { setFlagsFromString } from "node:v8";
+import { givenByOperator } from "./operator-flags.js";
 
 export interface HeapSettings {
   /** Old generation grows to (1 + n/100) × the live heap after a full collection; 0: V8's own rule. */
@@ -31,14 +32,7 @@ export const DEFAULT_HEAP: HeapSettings = { growingPercent: 0, semiSpaceGrowthFa
 /** `worker` (the engine alone). */
 export const WORKER_DEFAULT_HEAP: HeapSettings = { growingPercent: 30, semiSpaceGrowthFactor: 0 };
 
-/** Flags the operator gave Node on the command line or in NODE_OPTIONS win over ours. */
-export function givenByOperator(flag: string): boolean {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
-  const spellings = [flag, flag.replace(/-/g, "_")];
-  return given.some((arg) => spellings.some((s) => arg === `--${s}` || arg.startsWith(`--${s}=`)));
-}
-
-/** Applies the settings to this process's V8 (once per process is enough; repeating is harmless). */
+/** Applies the settings to this process's V8 (once per process is enough; repeating is harmless); a flag the operator gave Node wins over ours. */
 export function applyHeapSettings(s: HeapSettings): string[] {
   const applied: string[] = [];
   if (s.growingPercent > 0 && !givenByOperator("heap-growing-percent")) applied.push(`--heap-growing-percent=${s.growingPercent}`);

@@ -12,7 +12,7 @@
 // it is set before the database is opened.
 import { setFlagsFromString } from "node:v8";
 import type { Database } from "./db/types.js";
-import { givenByOperator } from "./heap-defaults.js";
+import { givenByOperator } from "./operator-flags.js";
 
 /** Baseline-only WebAssembly for a process on PostgreSQL; the flag applied, if any. */
 export function applyWasmTiering(database: Database["kind"]): string[] {

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/package.json").replace(/package\.json$/, "dist/loader.mjs")).href;
-const probe = fileURLToPath(new URL("./wasm-tier-probe.ts", import.meta.url));
+const probe = fileURLToPath(new URL("../harness/wasm-tier-probe.ts", import.meta.url));
 
 async function tierAfterHotLoop(database: string, nodeFlags: string[] = []): Promise<{ applied: string[]; turbofan: boolean; result: number }> {
   const child = spawn(process.execPath, [...nodeFlags, "--allow-natives-syntax", "--import", tsx, probe, database], { stdio: ["ignore", "pipe", "inherit"] });
