@@ -6,8 +6,7 @@ import { loadContract } from "./contract/contract.js";
 import { answerClientError } from "./http/problem.js";
 import { DOCS_DIR, SPEC_PATH } from "./lib/paths.js";
 import { boundPort } from "./lib/bound-port.js";
-import { applyHeapSettings } from "./heap-defaults.js";
-import { applyWasmTiering } from "./wasm-tiering.js";
+import { applyV8Flags, logV8Flags } from "./v8-flags.js";
 import { databaseKind, resolveStartOptions, type StartServerOptions } from "./start-options.js";
 import { MAX_HEADER_BYTES } from "./config.js";
 
@@ -31,11 +30,11 @@ export interface RunningServer {
 export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
   const { config, overrides } = resolveStartOptions(opts);
   const contract = loadContract(SPEC_PATH);
-  const v8Flags = [...applyHeapSettings(config.heap), ...applyWasmTiering(databaseKind(config, overrides))];
+  const v8Flags = applyV8Flags(config.heap, databaseKind(config, overrides));
   const deps = await createDeps(config, overrides);
   let server: Server | undefined;
   try {
-    if (v8Flags.length) deps.logger.info({ v8_flags: v8Flags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
+    logV8Flags(deps.logger, v8Flags);
     const app = buildApp({
       db: deps.db,
       services: deps.services,

@@ -3,8 +3,7 @@
 // on the embedded database only one process can open the data directory, so there the server's
 // own dispatcher is the engine.
 import { createDeps, type Deps } from "./deps.js";
-import { applyHeapSettings } from "./heap-defaults.js";
-import { applyWasmTiering } from "./wasm-tiering.js";
+import { applyV8Flags, logV8Flags } from "./v8-flags.js";
 import { databaseKind, resolveStartOptions, type StartServerOptions } from "./start-options.js";
 
 export type StartWorkerOptions = Omit<StartServerOptions, "dispatcher" | "port" | "host">;
@@ -18,9 +17,9 @@ export interface RunningWorker {
 
 export async function startWorker(opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
-  const v8Flags = [...applyHeapSettings(config.workerHeap), ...applyWasmTiering(databaseKind(config, overrides))];
+  const v8Flags = applyV8Flags(config.workerHeap, databaseKind(config, overrides));
   const deps = await createDeps(config, overrides);
-  if (v8Flags.length) deps.logger.info({ v8_flags: v8Flags }, "V8 flags applied (heap sizing: ARS_HEAP_GROWING_PERCENT, ARS_SEMI_SPACE_GROWTH_FACTOR; baseline-only WebAssembly on PostgreSQL)");
+  logV8Flags(deps.logger, v8Flags);
   const { dispatcher } = deps;
   try {
     // Partitions for today and the days ahead exist before the first delivery is recorded.
