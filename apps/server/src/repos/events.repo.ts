@@ -12,17 +12,13 @@ export type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 
 export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { responses: StoredResponse[] };
 
-// Events are partitioned by day, and a unique index on a partitioned table must include the
-// partition key: no index can say "one row per id" across days. An event id is chosen by its
-// publisher, so a re-send arrives on another day too. Publishing therefore takes a transaction
-// lock per event id (two int4 keys: a space apart from single-bigint advisory locks) before a
-// statement that inserts only ids no partition holds; a concurrent publisher of the same id
-// waits, then sees the committed row. Removed days forget their ids (README, retention).
-const EVENT_ID_LOCK_CLASS = 0x65766e74; // "evnt"
-
-const LOCK_EVENT_IDS = `
-SELECT count(pg_advisory_xact_lock(${EVENT_ID_LOCK_CLASS}, h)) AS n
-  FROM (SELECT DISTINCT hashtext(x::text) AS h FROM unnest($1::uuid[]) AS x ORDER BY 1) ids`;
+// Events are partitioned by day, and no index can say "one row per id" across days (a unique index
+// on a partitioned table must include the partition key), while a publisher's re-send arrives on
+// another day too. `ars_unknown_event_ids` (its migration, "publish_in_one_statement") stands for
+// that index: it locks each id for the transaction, then answers those no partition holds, read
+// after the locks are held. A concurrent publisher of the same id waits, then sees the committed
+// row. Called inside the statement that stores the events, so publishing is one round trip with
+// no transaction block around it. Removed days forget their ids (README, retention).
 
 /** The endpoints of the org ($2) that take new deliveries at all: live and enabled. */
 const LIVE_ENDPOINTS = "webhook_endpoints e ON e.org_id = $2 AND e.deleted_at IS NULL AND e.status = 'enabled'";
@@ -40,15 +36,15 @@ const fanOutFilter = (type: string, questionSetId: string, result: string, at: s
      AND (e.listener_connected_until IS NULL OR e.listener_connected_until > ${at}::timestamptz)`;
 
 /**
- * Stores the event and, in the same statement (one commit, after LOCK_EVENT_IDS), one pending delivery
- * per matching endpoint: live, enabled, subscribed, and passing its set and result filters, or
- * only `$13` for a test event. A known event id inserts nothing, so nothing is fanned out again.
+ * Stores the event and, in the same statement (one commit), one pending delivery per matching
+ * endpoint: live, enabled, subscribed, and passing its set and result filters, or only `$13` for
+ * a test event. A known event id inserts nothing, so nothing is fanned out again.
  */
 const PUBLISH = `
 WITH ev AS (
   INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at, is_test)
   SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12
-   WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = $1)
+    FROM ars_unknown_event_ids(ARRAY[$1::uuid])
   RETURNING id
 ), fan AS (
   ${insertNewDeliveriesSql({
@@ -88,8 +84,8 @@ WITH input AS (
     responses jsonb, occurred_at timestamptz)
 ), ev AS (
   INSERT INTO events (id, org_id, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, created_at)
-  SELECT id, $2, type, audit_id, question_set_id, document_id, result, raw_result, responses, occurred_at, $3 FROM input
-   WHERE NOT EXISTS (SELECT 1 FROM events known WHERE known.id = input.id)
+  SELECT i.id, $2, i.type, i.audit_id, i.question_set_id, i.document_id, i.result, i.raw_result, i.responses, i.occurred_at, $3
+    FROM input i JOIN ars_unknown_event_ids(ARRAY(SELECT id FROM input)) AS unknown(id) ON unknown.id = i.id
   RETURNING id, type, audit_id, question_set_id, result, occurred_at
 ), fan AS (
   ${insertNewDeliveriesSql({
@@ -162,9 +158,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
 
     /** Stores the event (stamped `event.created_at`, the clock's now) and its deliveries as the lifecycle creates them (`first`). */
     async publish(event: NewEvent & { created_at: Date }, first: NewDelivery, isTest = false, onlyEndpointId?: string): Promise<Published> {
-      const rows = await db.transaction(async (tx) => {
-        await tx.query(LOCK_EVENT_IDS, [[event.id]], { name: "ars_lock_event_ids" });
-        return tx.query<{ kind: string; id: string }>(PUBLISH, [
+      const rows = await db.query<{ kind: string; id: string }>(PUBLISH, [
         event.id,
         event.org_id,
         event.type,
@@ -179,8 +173,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
         isTest,
         onlyEndpointId ?? null,
         ...firstStateParams(first),
-        ], { name: "ars_publish" });
-      });
+      ], { name: "ars_publish" });
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
     },
 
@@ -192,15 +185,12 @@ export function eventsRepo(db: Database, counts: CountCache) {
 
     /** Stores a batch of one org's events and their deliveries in one statement; results by event id. */
     async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date, first: NewDelivery): Promise<Map<string, PublishedOne>> {
-      const rows = await db.transaction(async (tx) => {
-        await tx.query(LOCK_EVENT_IDS, [events.map((e) => e.id)], { name: "ars_lock_event_ids" });
-        return tx.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
-          JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
-          orgId,
-          createdAt,
-          ...firstStateParams(first),
-        ], { name: "ars_publish_many" });
-      });
+      const rows = await db.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
+        JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
+        orgId,
+        createdAt,
+        ...firstStateParams(first),
+      ], { name: "ars_publish_many" });
       const out = new Map<string, PublishedOne>();
       for (const r of rows) {
         const one = out.get(r.event_id) ?? { created: false, deliveries: 0 };

@@ -1,0 +1,20 @@
+-- Publishing stores an event and fans it out in one statement, with no transaction block around
+-- it (repos/events.repo.ts, PUBLISH and PUBLISH_MANY): one round trip where BEGIN, a lock
+-- statement, the insert and COMMIT took four.
+--
+-- Events are partitioned by day, and a unique index on a partitioned table must include the
+-- partition key: no index can say "one row per id" across days, and a publisher's re-send arrives
+-- on another day too. This function is what stands for that index. It takes a transaction lock
+-- per event id (two int4 keys, class 0x65766e74 "evnt": a space apart from single-bigint advisory
+-- locks; in a stable order, so two batches sharing ids cannot deadlock), then answers the ids no
+-- partition holds. It is VOLATILE, so its query takes a snapshot of its own after the locks are
+-- held: a concurrent publisher of the same id has committed by then, and its row is seen, though
+-- the calling statement's own snapshot is older. The locks last until the calling statement's
+-- transaction ends.
+CREATE FUNCTION "ars_unknown_event_ids"("ids" uuid[]) RETURNS SETOF uuid LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(1702260340, l.h)
+     FROM (SELECT DISTINCT hashtext(x::text) AS h FROM unnest("ids") AS x ORDER BY 1) l;
+  RETURN QUERY SELECT DISTINCT x FROM unnest("ids") AS x WHERE NOT EXISTS (SELECT 1 FROM "events" e WHERE e."id" = x);
+END
+$$;
