@@ -226,9 +226,9 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
   const encryptionKey = randomBytes(32).toString("base64");
   let productStarts = 0;
   const startProduct = async (dispatcher) => {
-    // each start profiles into a file of its own (a later start would overwrite the first's)
+    // each later start profiles into a file of its own (it would overwrite the first's, which the run summarises)
     const n = ++productStarts;
-    const own = execArgv.map((a) => (a.startsWith("--cpu-prof-name=") ? a.replace(/\.cpuprofile$/, `-${n}.cpuprofile`) : a));
+    const own = n === 1 ? execArgv : execArgv.map((a) => (a.startsWith("--cpu-prof-name=") ? a.replace(/\.cpuprofile$/, `-${n}.cpuprofile`) : a));
     const p = await startChild("servers/product.mjs", { name: `product server (dispatcher ${dispatcher})`, execArgv: own, env: { ...env, BENCH_SERVER_OPTIONS: serverOptions(dispatcher) } });
     children.push(p);
     return p;
@@ -352,11 +352,7 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
     // ---- the baseline: same receiver, same requests, the dispatcher's effective concurrency
     const concurrency = Math.min(cfg.concurrency, cfg.perEndpointConcurrency * ENDPOINTS);
     log(`dispatcher: baseline: ${eventCount * ENDPOINTS} signed requests with undici at concurrency ${concurrency}`);
-    const base = await startChild("servers/dispatch-baseline.mjs", {
-      name: "dispatch baseline",
-      // with --profile, the loop profiles too (only the profiler's flags: the product's options are not the loop's)
-      execArgv: execArgv.filter((a) => a.startsWith("--cpu-prof")).map((a) => (a.startsWith("--cpu-prof-name=") ? a.replace(/\.cpuprofile$/, "-loop.cpuprofile") : a)),
-    });
+    const base = await startChild("servers/dispatch-baseline.mjs", { name: "dispatch baseline", execArgv: execArgv.map((a) => (a.startsWith("--cpu-prof-name=") ? a.replace(/\.cpuprofile$/, "-loop.cpuprofile") : a)) });
     children.push(base);
     base.send({ ca: certs.ca, port: receiver.port, endpoints: endpoints.map(({ host, secret }) => ({ host, secret })), eventCount, eventSet, concurrency, userAgent: cfg.userAgent });
     const baseCpu0 = base.cpuMs();
