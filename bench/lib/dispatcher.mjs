@@ -352,7 +352,11 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
     // ---- the baseline: same receiver, same requests, the dispatcher's effective concurrency
     const concurrency = Math.min(cfg.concurrency, cfg.perEndpointConcurrency * ENDPOINTS);
     log(`dispatcher: baseline: ${eventCount * ENDPOINTS} signed requests with undici at concurrency ${concurrency}`);
-    const base = await startChild("servers/dispatch-baseline.mjs", { name: "dispatch baseline", execArgv: execArgv.map((a) => (a.startsWith("--cpu-prof-name=") ? a.replace(/\.cpuprofile$/, "-loop.cpuprofile") : a)) });
+    const base = await startChild("servers/dispatch-baseline.mjs", {
+      name: "dispatch baseline",
+      // with --profile, the loop profiles too (only the profiler's flags: the product's options are not the loop's)
+      execArgv: execArgv.filter((a) => a.startsWith("--cpu-prof")).map((a) => (a.startsWith("--cpu-prof-name=") ? a.replace(/\.cpuprofile$/, "-loop.cpuprofile") : a)),
+    });
     children.push(base);
     base.send({ ca: certs.ca, port: receiver.port, endpoints: endpoints.map(({ host, secret }) => ({ host, secret })), eventCount, eventSet, concurrency, userAgent: cfg.userAgent });
     const baseCpu0 = base.cpuMs();
