@@ -168,7 +168,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       urlCheck: { resolver, addressPolicy },
       rotationGraceMs: config.delivery.rotationGraceMs,
       onQueued: () => signal.notify(),
-      queuedNotice: signal,
       onNotified: (notices) => reportNotices(notices, metrics?.delivery ?? noObserver, logger),
       onEndpointChanged: (id) => endpointChanges.publish(id),
       listenerStreams: listeners,

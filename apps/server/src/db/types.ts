@@ -65,15 +65,6 @@ export interface Database extends SqlExecutor {
   close(): Promise<void>;
 }
 
-/**
- * A NOTIFY for a statement to send itself (`pg_notify` in its SQL): PostgreSQL delivers it when
- * the statement's transaction commits, and only then, with no round trip of its own.
- */
-export interface CommitNotice {
-  channel: string;
-  payload: string;
-}
-
 export interface PoolStats {
   max: number;
   inUse: number | null;

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import type { Database } from "../db/client.js";
-import type { CommitNotice } from "../db/types.js";
 
 export const DELIVERY_CHANNEL = "ars_deliveries";
 
@@ -12,14 +11,6 @@ export const DELIVERY_CHANNEL = "ars_deliveries";
  */
 export interface QueueSignal {
   notify(): void;
-  /**
-   * What a statement that queues deliveries sends as it commits, in place of notify()'s
-   * round trip: it wakes the other processes' dispatchers (wakeHere() wakes this one's). Null on
-   * the embedded database, where no other process listens.
-   */
-  readonly notice: CommitNotice | null;
-  /** Wakes this process's dispatchers only: the statement that queued the rows sent `notice` itself. */
-  wakeHere(): void;
   onWake(listener: () => void): () => void;
   close(): Promise<void>;
 }
@@ -35,10 +26,6 @@ export async function createQueueSignal(db: Database, onError: (err: unknown) =>
     notify() {
       local.emit("wake");
       if (db.kind === "postgres") db.notify(DELIVERY_CHANNEL, self).catch(onError);
-    },
-    notice: db.kind === "postgres" ? { channel: DELIVERY_CHANNEL, payload: self } : null,
-    wakeHere() {
-      local.emit("wake");
     },
     onWake(listener) {
       local.on("wake", listener);

@@ -1,5 +1,4 @@
 import type { Database } from "../db/client.js";
-import type { CommitNotice } from "../db/types.js";
 import type { NewDelivery } from "../domain/delivery/fan-out.js";
 import type { Prisma, Question } from "../generated/prisma/client.js";
 import type { Page, PageRequest } from "../lib/page.js";
@@ -37,15 +36,6 @@ const fanOutFilter = (type: string, questionSetId: string, result: string, at: s
      AND (e.listener_connected_until IS NULL OR e.listener_connected_until > ${at}::timestamptz)`;
 
 /**
- * The dispatchers' wake-up, sent by the publishing statement itself when it created deliveries
- * (`fan`): PostgreSQL delivers it as the statement commits, so no round trip of its own, and
- * never for rows rolled back. A NULL channel (the embedded database: no other process listens)
- * sends nothing. Referenced by the statement's answer (a 'woke' row), so it always runs.
- */
-const WAKE = (channel: string, payload: string) =>
-  `SELECT pg_notify(${channel}::text, ${payload}::text) FROM (SELECT 1 FROM fan LIMIT 1) f WHERE ${channel}::text IS NOT NULL`;
-
-/**
  * Stores the event and, in the same statement (one commit), one pending delivery per matching
  * endpoint: live, enabled, subscribed, and passing its set and result filters, or only `$13` for
  * a test event. A known event id inserts nothing, so nothing is fanned out again.
@@ -67,14 +57,10 @@ WITH ev AS (
     ELSE e.id = $13::uuid END
   ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING
   RETURNING id
-), woke AS (
-  ${WAKE("$18", "$19")}
 )
 SELECT 'event' AS kind, id::text AS id FROM ev
 UNION ALL
-SELECT 'delivery', id::text FROM fan
-UNION ALL
-SELECT 'woke', NULL FROM woke`;
+SELECT 'delivery', id::text FROM fan`;
 
 /** What a published response takes from its question: the rubric's words and whether it is scored. */
 export type QuestionFacts = Pick<Question, "id" | "query" | "question_type">;
@@ -110,14 +96,10 @@ WITH input AS (
   WHERE ${fanOutFilter("ev.type", "ev.question_set_id", "ev.result", "$3")}
   ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING
   RETURNING event_id
-), woke AS (
-  ${WAKE("$8", "$9")}
 )
 SELECT 'event' AS kind, id::text AS event_id FROM ev
 UNION ALL
-SELECT 'delivery', event_id::text FROM fan
-UNION ALL
-SELECT 'woke', NULL FROM woke`;
+SELECT 'delivery', event_id::text FROM fan`;
 
 // The questions of several sets of the org at once (see QUESTIONS_OF); a set without questions
 // gives one row with a NULL question.
@@ -126,15 +108,6 @@ SELECT s.id AS set_id, q.id, q.query, q.question_type
   FROM question_sets s
   LEFT JOIN questions q ON q.question_set_id = s.id
  WHERE s.id = ANY($1::uuid[]) AND s.org_id = $2`;
-
-export interface PublishOptions {
-  /** a test event (`is_test`) */
-  isTest?: boolean;
-  /** only this endpoint gets a delivery, whatever its filters (a test event) */
-  onlyEndpointId?: string | undefined;
-  /** the dispatchers' wake-up, sent by the statement as it commits when it queued deliveries */
-  notice?: CommitNotice | null;
-}
 
 /** What publishing one event of a batch did. */
 export interface PublishedOne {
@@ -184,7 +157,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
     },
 
     /** Stores the event (stamped `event.created_at`, the clock's now) and its deliveries as the lifecycle creates them (`first`). */
-    async publish(event: NewEvent & { created_at: Date }, first: NewDelivery, { isTest = false, onlyEndpointId, notice = null }: PublishOptions = {}): Promise<Published> {
+    async publish(event: NewEvent & { created_at: Date }, first: NewDelivery, isTest = false, onlyEndpointId?: string): Promise<Published> {
       const rows = await db.query<{ kind: string; id: string }>(PUBLISH, [
         event.id,
         event.org_id,
@@ -200,8 +173,6 @@ export function eventsRepo(db: Database, counts: CountCache) {
         isTest,
         onlyEndpointId ?? null,
         ...firstStateParams(first),
-        notice?.channel ?? null,
-        notice?.payload ?? null,
       ], { name: "ars_publish" });
       return { created: rows.some((r) => r.kind === "event"), deliveryIds: rows.filter((r) => r.kind === "delivery").map((r) => r.id) };
     },
@@ -213,18 +184,15 @@ export function eventsRepo(db: Database, counts: CountCache) {
     },
 
     /** Stores a batch of one org's events and their deliveries in one statement; results by event id. */
-    async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date, first: NewDelivery, notice: CommitNotice | null = null): Promise<Map<string, PublishedOne>> {
+    async publishMany(orgId: string, events: readonly Omit<NewEvent, "org_id" | "created_at">[], createdAt: Date, first: NewDelivery): Promise<Map<string, PublishedOne>> {
       const rows = await db.query<{ kind: string; event_id: string }>(PUBLISH_MANY, [
         JSON.stringify(events.map((e) => ({ ...e, document_id: e.document_id ?? null, raw_result: e.raw_result ?? null }))),
         orgId,
         createdAt,
         ...firstStateParams(first),
-        notice?.channel ?? null,
-        notice?.payload ?? null,
       ], { name: "ars_publish_many" });
       const out = new Map<string, PublishedOne>();
       for (const r of rows) {
-        if (r.kind === "woke") continue;
         const one = out.get(r.event_id) ?? { created: false, deliveries: 0 };
         if (r.kind === "event") one.created = true;
         else one.deliveries++;

@@ -1,6 +1,5 @@
 import type { PublishEventRequest, PublishEventsRequest } from "@audit-review/api-types/internal";
 import type { AuthContext } from "../auth/context.js";
-import type { CommitNotice } from "../db/types.js";
 import { newDelivery } from "../domain/delivery/fan-out.js";
 import { EndpointDisabledError, NotFoundError, ValidationError } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
@@ -10,21 +9,11 @@ import type { EventFilters, EventsRepo, NewEvent, QuestionFacts, StoredResponse 
 export type { EventFilters } from "../repos/events.repo.js";
 import type { WebhookEndpointsService } from "./webhook-endpoints.service.js";
 
-/**
- * How publishing wakes the dispatchers: the statement that stores an event sends `notice` as it
- * commits (no round trip of its own), then `wakeHere` wakes this process's.
- */
-export interface QueuedNotice {
-  notice: CommitNotice | null;
-  wakeHere(): void;
-}
-
 export interface EventsDeps {
   events: EventsRepo;
   endpoints: WebhookEndpointsService;
-  /** Wakes the dispatchers once deliveries are committed (the test event's path: NOTIFY in a round trip of its own). */
+  /** Wakes the dispatchers once deliveries are committed. */
   onQueued: () => void;
-  queuedNotice: QueuedNotice;
   /** The engine's clock: an event's (and its deliveries') created_at, which names their day partition. */
   now: () => Date;
 }
@@ -73,7 +62,7 @@ function eventRow(e: PublishEventRequest, responses: StoredResponse[], receivedA
   };
 }
 
-export function eventsService({ events, endpoints, onQueued, queuedNotice, now: clockNow }: EventsDeps) {
+export function eventsService({ events, endpoints, onQueued, now: clockNow }: EventsDeps) {
   /** The question text and informational flag come from the set, so receivers get the rubric's words. */
   async function storedResponses(orgId: string, body: PublishEventRequest): Promise<StoredResponse[]> {
     const issues: Issue[] = [];
@@ -117,23 +106,22 @@ export function eventsService({ events, endpoints, onQueued, queuedNotice, now: 
         stored.map(({ e, responses }) => eventRow(e, responses, now)),
         now,
         newDelivery(false, now),
-        queuedNotice.notice,
       );
-      if ([...published.values()].some((p) => p.deliveries > 0)) queuedNotice.wakeHere();
+      if ([...published.values()].some((p) => p.deliveries > 0)) onQueued();
       return body.events.map((e) => ({ event: e, created: published.get(e.id)?.created ?? false, deliveriesCreated: published.get(e.id)?.deliveries ?? 0 }));
     },
 
     async publishEvent(auth: AuthContext, body: PublishEventRequest) {
       const responses = await storedResponses(auth.orgId, body);
       const now = clockNow();
-      const published = await events.publish({ ...eventRow(body, responses, now), org_id: auth.orgId, created_at: now }, newDelivery(false, now), { notice: queuedNotice.notice });
+      const published = await events.publish({ ...eventRow(body, responses, now), org_id: auth.orgId, created_at: now }, newDelivery(false, now));
       if (!published.created) {
         const existing = await events.findOrg(body.id);
         // another org's event id must not be confirmed, let alone reused
         if (existing?.org_id !== auth.orgId) throw new ValidationError("body", "id", "is already used by another event");
         return { created: false, deliveriesCreated: 0 };
       }
-      if (published.deliveryIds.length) queuedNotice.wakeHere();
+      if (published.deliveryIds.length) onQueued();
       return { created: true, deliveriesCreated: published.deliveryIds.length };
     },
 
@@ -166,7 +154,8 @@ export function eventsService({ events, endpoints, onQueued, queuedNotice, now: 
           created_at: now,
         },
         newDelivery(true, now),
-        { isTest: true, onlyEndpointId: endpoint.id },
+        true,
+        endpoint.id,
       );
       onQueued();
       return published.deliveryIds[0]!;

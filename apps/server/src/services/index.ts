@@ -16,7 +16,7 @@ import { webhookDeliveryAttemptsRepo } from "../repos/webhook-delivery-attempts.
 import { webhookEndpointsRepo } from "../repos/webhook-endpoints.repo.js";
 import { webhookListenersRepo } from "../repos/webhook-listeners.repo.js";
 import { codingEvaluationsService } from "./coding-evaluations.service.js";
-import { eventsService, type QueuedNotice } from "./events.service.js";
+import { eventsService } from "./events.service.js";
 import { idempotencyService } from "./idempotency.service.js";
 import { portalSessionsService } from "./portal-sessions.service.js";
 import { questionSetsService } from "./question-sets.service.js";
@@ -33,8 +33,6 @@ export interface ServicesDeps {
   urlCheck: WebhookUrlCheckOptions;
   rotationGraceMs: number;
   onQueued: () => void;
-  /** the wake-up a statement that queues deliveries sends as it commits, and this process's own after it (events are published so) */
-  queuedNotice: QueuedNotice;
   /** operational notifications were made by a request (an endpoint disabled by hand) */
   onNotified: (notices: readonly NoticeMade[]) => void;
   /** an endpoint was updated, deleted or had its secret rotated: every process drops what it cached of it */
@@ -48,7 +46,7 @@ export interface ServicesDeps {
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, queuedNotice, onNotified, onEndpointChanged, listenerStreams, retention, now }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, onNotified, onEndpointChanged, listenerStreams, retention, now }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts, replica);
@@ -80,7 +78,7 @@ export function createServices({ db, replica, secretBox, urlCheck, rotationGrace
       now,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
-    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued, queuedNotice, now }),
+    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued, now }),
     /** The webhook portal's single-use links and cookie sessions. */
     portalSessions: portalSessionsService(portalSessionsRepo(db)),
     /** Request counts per token, shared through the database by every API process. */

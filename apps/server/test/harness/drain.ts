@@ -88,8 +88,6 @@ export function manualSignal(): QueueSignal & { fire(): void } {
   const listeners = new Set<() => void>();
   return {
     notify: () => undefined,
-    notice: null,
-    wakeHere: () => undefined,
     onWake(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);
