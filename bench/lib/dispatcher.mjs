@@ -173,6 +173,8 @@ function analyse(allHits, sentAt, ackAt, hosts = HOSTS) {
   }
   fromSend.sort((a, b) => a - b);
   fromAck.sort((a, b) => a - b);
+  // the publish request's own time: send → its answer (the event committed)
+  const publishMs = [...sentAt.keys()].map((id) => ackAt.get(id) - sentAt.get(id)).sort((a, b) => a - b);
   const firstSend = Math.min(...sentAt.values());
   const arrivals = [...first.values()].sort((a, b) => a - b);
   return {
@@ -186,6 +188,7 @@ function analyse(allHits, sentAt, ackAt, hosts = HOSTS) {
     p50: percentile(fromSend, 50),
     p99: percentile(fromSend, 99),
     ackP50: percentile(fromAck, 50),
+    publishP50: percentile(publishMs, 50),
     ackP99: percentile(fromAck, 99),
   };
 }
