@@ -153,7 +153,10 @@ let token;
 /** The load's tokens: the product runs with its default rate limit, which counts every request against its token. */
 const tokens = [];
 try {
-  await server.migrate(db);
+  const migrated = await server.migrate(db);
+  // A migration edited after this database applied it (while it was being written) is not applied
+  // again: the bench would measure its first version. Say so; --reseed starts from a new database.
+  if (migrated.modifiedAfterApply.length) log(`WARNING: migrations changed after this database applied them (their first version is what runs here; --reseed rebuilds it): ${migrated.modifiedAfterApply.join(", ")}`);
   orgs = await ensureOrgs(server, db);
   for (let i = 0; i < Math.max(1, int("tokens")); i++) {
     const minted = await server.createToken(db, {
