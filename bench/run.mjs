@@ -50,7 +50,7 @@ if (args.help) {
                           its figures are merged into bench/results.json and RESULTS.md unless --no-write)
   --cluster-seconds S     traffic of the cluster scenario (60)
   --scenarios a,b         scenarios to run (lists: ce-first ce-deep ce-total ce-status ce-created-after qs-first qs-deep qs-total;
-                          dispatcher: burst paced engine slow refusing twoWorkers); a half with none of its keys runs all of its own
+                          dispatcher: burst paced publish engine slow refusing twoWorkers); a half with none of its keys runs all of its own
   --rounds N              alternating product/baseline rounds (3)
   --latency-duration S    seconds per run of the 1-connection latency probe of first and deep pages (4; 0 skips it)
   --latency-rounds N      its rounds (5)
@@ -274,7 +274,7 @@ if (runDispatch) {
     results.dispatcher = await dispatcherRun({});
     reportProfile("product-dispatcher");
     // memory is what the heap sizing buys: the burst and the engine again with V8's own, same data
-    const dispatcherKeys = ["burst", "paced", "engine", "slow", "refusing", "twoWorkers"];
+    const dispatcherKeys = ["burst", "paced", "publish", "engine", "slow", "refusing", "twoWorkers"];
     const given = (args.scenarios ?? "").split(",").filter((k) => dispatcherKeys.includes(k));
     const memoryScenarios = given.length ? given.filter((k) => k === "burst" || k === "engine") : ["burst", "engine"];
     if (results.settings.heapCompare && !results.dispatcher.skipped && memoryScenarios.length) {

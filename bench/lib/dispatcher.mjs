@@ -9,7 +9,10 @@
 // started: the engine alone), `slow` and `refusing` (the engine with a sixth endpoint that answers
 // after 14 s or refuses connections: how much the other five slow down), `twoWorkers` (the API
 // plus two `worker` processes on one PostgreSQL: every delivery sent exactly once and recorded).
-export const DISPATCHER_SCENARIOS = ["burst", "paced", "engine", "slow", "refusing", "twoWorkers"];
+export const DISPATCHER_SCENARIOS = ["burst", "paced", "publish", "engine", "slow", "refusing", "twoWorkers"];
+
+/** Events of the `publish` scenario: one per request, one request at a time. */
+const PUBLISH_ONE_EVENTS = 1_000;
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -412,6 +415,34 @@ export async function runDispatcherBench({ databaseUrl, orgId, token, publishTok
       log(`dispatcher: ${name}: ${a.delivered} deliveries to the ${ENDPOINTS} endpoints at ${a.receiverPerSec.toFixed(0)}/s (first to last arrival), worker CPU ${r.cpuPerDelivery.toFixed(2)} ms per delivery, PostgreSQL CPU ${r.dbCpuPerDelivery.toFixed(2)} ms per delivery, peak RSS ${peakRssMb.toFixed(0)} MB${extra ? `, ${extraHits} attempts at the endpoint ${extra.label}` : ""}; states ${JSON.stringify(states)}`);
       return r;
     };
+    // ---- the publish path alone: one event per request, one request at a time, no dispatcher
+    // running. Event → first attempt starts with this request (the paced phase's "from send").
+    if (runs("publish")) {
+      await cleanup(databaseUrl, orgId, { keepEndpoints: true });
+      const events = newEvents(PUBLISH_ONE_EVENTS);
+      // tokens in turn: one token's default rate limit (1,200 a minute) would answer 429 within the phase
+      const tokens = publishTokens?.length ? publishTokens : [token];
+      const dbName = new URL(databaseUrl).pathname.slice(1);
+      log(`dispatcher: publish: ${events.length} events, one per POST /v2/internal/events, one at a time (no dispatcher running)`);
+      const cpu0 = product.cpuMs();
+      const db0 = postgresCpuMs(dbName);
+      const took = [];
+      for (const [i, ev] of events.entries()) {
+        const t = now();
+        await publish(pool, tokens[i % tokens.length], [ev], { concurrency: 1 });
+        took.push(now() - t);
+      }
+      took.sort((a, b) => a - b);
+      out.publishOne = {
+        events: events.length,
+        p50: percentile(took, 50),
+        p90: percentile(took, 90),
+        cpuPerEvent: (product.cpuMs() - cpu0) / events.length,
+        dbCpuPerEvent: (postgresCpuMs(dbName) - db0) / events.length,
+      };
+      log(`dispatcher: publish: p50 ${out.publishOne.p50.toFixed(2)} ms, p90 ${out.publishOne.p90.toFixed(2)} ms, server CPU ${out.publishOne.cpuPerEvent.toFixed(2)} ms and PostgreSQL CPU ${out.publishOne.dbCpuPerEvent.toFixed(2)} ms per event`);
+    }
+
     if (runs("engine") || runs("slow") || runs("refusing")) {
       out.engine = await engineRun("engine");
       out.engine.ratio = out.engine.deliveriesPerSec / out.baseline.deliveriesPerSec;

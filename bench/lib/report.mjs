@@ -85,6 +85,10 @@ export function renderResults(r) {
     out.push(`| baseline: undici + HMAC loop, no database, concurrency ${d.baseline.concurrency} | ${f0(d.burst?.events)} | ${f0(d.baseline.delivered)} | | ${f0(d.baseline.deliveriesPerSec)} | | | | ${f2(d.baseline.cpuPerDelivery)} | |`);
     out.push("");
     if (d.burst) out.push(`Ratio product/baseline (deliveries/s, burst): **${f2(d.ratio)}**. Peak RSS of the server process (VmHWM) over both phases: **${f0(d.peakRssMb)} MB**${d.peakHeap ? ` (at the sampled peak of ${f0(d.peakHeap.rssMb)} MB: V8 heap ${f0(d.peakHeap.heapUsedMb)} MB used of ${f0(d.peakHeap.heapTotalMb)} MB, external ${f0(d.peakHeap.externalMb)} MB, array buffers ${f0(d.peakHeap.arrayBuffersMb)} MB)` : ""}.`, "");
+    if (d.publishOne) {
+      const o = d.publishOne;
+      out.push(`**The publish path alone.** ${f0(o.events)} events, one per \`POST /v2/internal/events\`, one request at a time, with no dispatcher running (where event → first attempt starts): p50 **${ms(o.p50)} ms**, p90 ${ms(o.p90)} ms; server CPU ${f2(o.cpuPerEvent)} ms and PostgreSQL CPU ${f2(o.dbCpuPerEvent)} ms per event.`, "");
+    }
     if (d.engine) {
       out.push("**The engine alone and receiver isolation.** The same number of events is stored through the API with no dispatcher running, then one `worker` process (the engine, no HTTP) is started; deliveries/s = the five endpoints' deliveries ÷ (their last arrival − their first). `slow` and `refusing` add a sixth endpoint to every event: one answering after 14 s (the per-attempt limit is 15 s), one whose port refuses connections; slowdown = how many fewer deliveries/s the five others got than in `engine`.", "");
       out.push("| scenario | deliveries (5 endpoints) | s | deliveries/s | × baseline loop | slowdown of the others | attempts at the 6th endpoint | worker CPU ms/delivery | worker peak RSS MB | recorded (5 endpoints) |");
