@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/lib/logger.js";
+import { capturedLogger } from "../harness/captured-logger.js";
 import { startServer } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
 import { documentedStatuses, ingestCodingEvaluation, PUBLIC_HOST, rawProblem, remember, testResolver, useApiServer } from "../harness/factories.js";
@@ -141,7 +140,8 @@ describe("health", () => {
 
 describe("internal errors", () => {
   // A server of its own, whose database these tests break: first a table, then the whole database.
-  const logs: string[] = [];
+  const fragileLog = capturedLogger();
+  const logs = fragileLog.lines;
   let fragile: Awaited<ReturnType<typeof startServer>>;
   let token: string;
 
@@ -156,7 +156,7 @@ describe("internal errors", () => {
       rateLimitPerMinute: 0,
       dispatcher: false,
       resolver: testResolver,
-      logger: createLogger({ destination: new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }) }),
+      logger: fragileLog.logger,
     });
     const org = await fragile.services.tokens.createOrg("fragile");
     token = (await fragile.services.tokens.createToken(org.id, ALL_SCOPES)).token;

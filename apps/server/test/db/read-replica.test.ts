@@ -2,12 +2,11 @@
 // real streaming replica; every other read and every write stays on the primary. The test makes
 // its own primary and replica with the PostgreSQL server binaries (pg_basebackup -R), whatever
 // TEST_DATABASE_URL says; CI installs them, elsewhere the file is skipped when they are absent.
-import { Writable } from "node:stream";
 import { postgresBinDir, startPrimaryWithReplica, type PostgresPair } from "@audit-review/test-kit/replica";
 import { testServerOptions } from "@audit-review/test-kit/server-options";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/lib/logger.js";
+import { capturedLogger } from "../harness/captured-logger.js";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
 import { ingestCodingEvaluation, ingestQuestionSet, PUBLIC_HOST, testResolver } from "../harness/factories.js";
@@ -21,7 +20,8 @@ if (!binDir) console.warn("read-replica.test.ts skipped: no PostgreSQL server bi
 const DB = "ars_replica_test";
 let pair: PostgresPair;
 let server: RunningServer;
-const logs: string[] = [];
+const replicaLog = capturedLogger();
+const logs = replicaLog.lines;
 
 async function onPrimary<T>(sql: string, database = "postgres"): Promise<T[]> {
   const client = new pg.Client({ connectionString: pair.primaryUrl(database) });
@@ -43,15 +43,7 @@ beforeAll(async () => {
     databaseReadUrl: pair.replicaUrl(DB),
     migrate: true,
     resolver: testResolver,
-    logger: createLogger({
-      level: "info",
-      destination: new Writable({
-        write(chunk, _enc, cb) {
-          logs.push(String(chunk));
-          cb();
-        },
-      }),
-    }),
+    logger: replicaLog.logger,
   });
   await pair.caughtUp();
 }, 120_000);

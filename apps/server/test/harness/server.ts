@@ -1,9 +1,8 @@
-import { Writable } from "node:stream";
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "@audit-review/api-types/internal";
 import { testServerOptions } from "@audit-review/test-kit/server-options";
 import { afterAll } from "vitest";
-import { createLogger } from "../../src/lib/logger.js";
+import { capturedLogger } from "./captured-logger.js";
 import { startServer, type RunningServer, type StartServerOptions } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
 import { createTestDatabase } from "./db.js";
@@ -41,20 +40,14 @@ export interface TestServer {
  * PGlite, or a fresh PostgreSQL database when TEST_DATABASE_URL is set. Closed after the file.
  */
 export async function startTestServer(opts: StartServerOptions = {}): Promise<TestServer> {
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      logs.push(String(chunk));
-      cb();
-    },
-  });
+  const { logger, lines: logs } = capturedLogger();
   // A fresh database per server: PostgreSQL gets its own database (the server opens its pool);
   // PGlite is restored from a migrated snapshot, seconds faster than creating and migrating one.
   const testDb = await createTestDatabase();
   const server = await startServer({
     ...testServerOptions(),
     ...(testDb.databaseUrl ? { databaseUrl: testDb.databaseUrl, migrate: true } : { database: testDb.db }),
-    logger: createLogger({ level: "info", destination: sink }),
+    logger,
     ...opts,
   });
   const client = (token: string): Api =>

@@ -1,27 +1,17 @@
 // The housekeeping loop on a real database (PGlite, and PostgreSQL with TEST_DATABASE_URL): it
 // bounds the history and creates the days ahead once, sweeps expired idempotency keys, reports
 // what it did in one log line, and never works in two places at once.
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.js";
 import { adjustableClock } from "../harness/clock.js";
 import { createHousekeeper, DEFAULT_AHEAD_DAYS, HOUSEKEEPING_LOCK_KEY, type HousekeepingSummary } from "../../src/housekeeping/housekeeper.js";
-import { createLogger } from "../../src/lib/logger.js";
+import { capturedLogger } from "../harness/captured-logger.js";
 import { DAY_MS, dayStart, retention } from "../../src/domain/retention.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 import { fixedClock } from "../harness/partitions.js";
 
 let t: TestDatabase;
-const lines: string[] = [];
-const logger = createLogger({
-  level: "info",
-  destination: new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(String(chunk));
-      cb();
-    },
-  }),
-});
+const { logger, lines } = capturedLogger();
 
 beforeAll(async () => {
   t = await createTestDatabase();
