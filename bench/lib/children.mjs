@@ -1,20 +1,28 @@
 // Child processes of the bench: each server runs in its own Node process, started here and
 // stopped by its pid (never by name).
 import { fork } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./pkg.mjs";
 
+/** Where a child's standard output goes: its log lines, kept for the last start of each name. */
+export const LOG_DIR = join(ROOT, "bench", ".out", "logs");
+
 /**
  * Forks `script` (relative to bench/) and waits for its `{ ready: true, ... }` IPC message.
- * `execArgv` lets the caller add e.g. --cpu-prof.
+ * `execArgv` lets the caller add e.g. --cpu-prof. Its standard output (the servers log there, at
+ * the level users get by default) goes to a file of LOG_DIR, as a log shipper or systemd would
+ * take it: the servers pay for writing their lines, and the bench's own output stays readable.
  */
 export async function startChild(script, { env = {}, execArgv = [], name = script, timeoutMs = 60_000 } = {}) {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const logFd = openSync(join(LOG_DIR, `${name.replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "")}.log`), "w");
   const child = fork(join(ROOT, "bench", script), [], {
     env: { ...process.env, ...env },
     execArgv,
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    stdio: ["ignore", logFd, "inherit", "ipc"],
   });
+  closeSync(logFd);
   const messages = [];
   const listeners = new Set();
   child.on("message", (m) => {

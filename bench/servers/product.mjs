@@ -2,7 +2,8 @@
 // be read and it does not share an event loop with the load generator. Configured as users run
 // it: the default rate limit counting every request (the bench spreads its load over many tokens,
 // so it measures the counting, not refusals), metrics, partitions, retention and the heap sizing
-// of heap-defaults.ts as `serve` has them; response validation off (production's default). Options
+// of heap-defaults.ts as `serve` has them; response validation off (production's default); logs at
+// the default level (`info`: a line per request), to a file (lib/children.mjs). Options
 // arrive as JSON in BENCH_SERVER_OPTIONS; the URL goes back over IPC.
 import { runAsChild, serverOptions } from "../lib/child-side.mjs";
 import { loadServer } from "../lib/pkg.mjs";
@@ -13,7 +14,6 @@ const running = await server.startServer({
   host: "127.0.0.1",
   validateResponses: false,
   dispatcher: false,
-  logLevel: "warn",
   // metrics on, as in production (the default), on a free port
   metricsPort: 0,
   ...serverOptions(),

@@ -1,9 +1,12 @@
 import { pino, type Logger, type DestinationStream } from "pino";
+import { LOG_CENSOR, redactLogObject, SECRET_LOG_KEYS } from "./log-redaction.js";
+import { stdoutLog } from "./stdout-log.js";
 
 export type { Logger };
 
 /**
- * Structured JSON logs. Request logs never include headers or bodies; the redact list is a
+ * Structured JSON logs, to standard output in batches (stdout-log.ts) unless a destination is
+ * given. Request logs never include headers or bodies; the redaction (log-redaction.ts) is a
  * second line of defence for any object that carries credentials by mistake.
  */
 export function createLogger(opts: { level?: string; destination?: DestinationStream } = {}): Logger {
@@ -11,25 +14,10 @@ export function createLogger(opts: { level?: string; destination?: DestinationSt
     {
       level: opts.level ?? "info",
       base: { service: "audit-review" },
-      redact: {
-        paths: [
-          "authorization",
-          "headers.authorization",
-          "req.headers.authorization",
-          "token",
-          "secret",
-          "password",
-          "client_secret",
-          "*.authorization",
-          "*.token",
-          "*.secret",
-          "*.password",
-          "*.client_secret",
-          "*.headers",
-        ],
-        censor: "[redacted]",
-      },
+      formatters: { log: redactLogObject },
+      // a child logger's bindings are not a line's object: pino hands them to serializers only
+      serializers: Object.fromEntries([...SECRET_LOG_KEYS].map((key) => [key, () => LOG_CENSOR])),
     },
-    opts.destination,
+    opts.destination ?? stdoutLog().stream,
   );
 }

@@ -13,6 +13,7 @@ import { engineSlotGauges, type EngineSlotGauges } from "./engine-slots.js";
 import { housekeepingMetrics, type HousekeepingObserver } from "./housekeeping.js";
 import { requestDurations, type RequestDurations } from "./http-requests.js";
 import { listenerStreamMetrics } from "./listener-streams.js";
+import { loggingMetrics } from "./logging.js";
 import { portalMetrics, type PortalObserver } from "./portal.js";
 import { rateLimitMetrics, type RateLimitObserver } from "./rate-limit.js";
 
@@ -59,6 +60,7 @@ export function createMetrics({ db, engineDb, clock, hostClockSkewMs, logger }: 
   // nodejs_*), which every Node.js dashboard and alert already knows
   collectDefaultMetrics({ register: registry });
   databaseGauges(registry, { db, engineDb, clock, logger });
+  loggingMetrics(registry);
   return {
     registry,
     requests: requestDurations(registry),
