@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { assertBuilt, DIST } from "./lib/pkg.mjs";
+import { assertBuilt } from "./lib/pkg.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -34,7 +34,7 @@ if (args.child) {
   });
   let log;
   if (args.child === "service" || args.child === "none") {
-    const { createLogger } = await import(new URL(`file://${join(DIST, "lib", "logger.js")}`).href);
+    const { createLogger } = await import(new URL("../apps/server/dist/lib/logger.js", import.meta.url).href);
     log = createLogger({ level: args.child === "none" ? "warn" : "info" });
   } else {
     const { pino } = await import("pino");
@@ -61,8 +61,6 @@ if (args.child) {
     step();
   });
   const c = process.cpuUsage(c0);
-  log.flush?.();
-  process.send?.({ cpuUs: c.user + c.system, sink });
   // the report goes on stderr: stdout is the log
   process.stderr.write(`${JSON.stringify({ cpuUs: c.user + c.system, sink })}\n`);
   process.exit(0);

@@ -24,17 +24,9 @@ export interface LogOutput {
   dropped(): number;
 }
 
-export interface LogOutputOptions {
-  fd: number;
-  batchBytes?: number;
-  flushMs?: number;
-  maxPendingBytes?: number;
-  /** where the drop notice goes (standard error) */
-  notice?: (line: string) => void;
-}
-
-export function createLogOutput({ fd, batchBytes = LOG_BATCH_BYTES, flushMs = LOG_FLUSH_MS, maxPendingBytes = LOG_MAX_PENDING_BYTES, notice = (l) => process.stderr.write(l) }: LogOutputOptions): LogOutput {
-  const stream = pino.destination({ dest: fd, sync: false, minLength: batchBytes, periodicFlush: flushMs, maxLength: maxPendingBytes });
+/** Lines to `fd`, at most `maxPendingBytes` of them waiting (a test lowers the bound). */
+export function createLogOutput(fd: number, maxPendingBytes = LOG_MAX_PENDING_BYTES): LogOutput {
+  const stream = pino.destination({ dest: fd, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS, maxLength: maxPendingBytes });
   let dropped = 0;
   let noticedAt = -Infinity;
   stream.on("drop", () => {
@@ -42,7 +34,7 @@ export function createLogOutput({ fd, batchBytes = LOG_BATCH_BYTES, flushMs = LO
     const now = performance.now();
     if (now - noticedAt < DROP_NOTICE_EVERY_MS) return;
     noticedAt = now;
-    notice(`${JSON.stringify({ level: 40, time: Date.now(), msg: `log lines dropped: standard output is not being read and ${maxPendingBytes} bytes wait for it (ars_log_lines_dropped_total counts them; ${dropped} so far)` })}\n`);
+    process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg: `log lines dropped: standard output is not being read and ${maxPendingBytes} bytes wait for it (ars_log_lines_dropped_total counts them; ${dropped} so far)` })}\n`);
   });
   return { stream, dropped: () => dropped };
 }
@@ -51,7 +43,7 @@ let stdout: LogOutput | null = null;
 
 /** The process's standard output, one for every logger of the process (lines of two loggers keep their order). */
 export function stdoutLog(): LogOutput {
-  return (stdout ??= createLogOutput({ fd: 1 }));
+  return (stdout ??= createLogOutput(1));
 }
 
 /** Lines the process dropped so far (0 until something logged to standard output). */

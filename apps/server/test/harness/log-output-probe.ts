@@ -23,7 +23,7 @@ if (mode === "idle") {
   for (let seq = 1; seq <= n; seq++) log.info({ seq }, "line");
   process.exit(0);
 } else if (mode === "stuck") {
-  const output = createLogOutput({ fd: 1, maxPendingBytes: 256 * 1024 });
+  const output = createLogOutput(1, 256 * 1024);
   const log = createLogger({ destination: output.stream });
   const registry = new Registry();
   loggingMetrics(registry, output.dropped);

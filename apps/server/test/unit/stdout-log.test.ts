@@ -22,8 +22,9 @@ function start(args: string[], stdout: "pipe" | number) {
     err += chunk;
     for (const m of chunk.matchAll(/^REPORT (.*)$/gm)) {
       const r = JSON.parse(m[1]!) as Record<string, number>;
-      reports.push(r);
-      reported.shift()?.(r);
+      const waiting = reported.shift();
+      if (waiting) waiting(r);
+      else reports.push(r);
     }
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
