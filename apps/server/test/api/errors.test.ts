@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capturedLogger } from "../harness/captured-logger.js";
 import { startServer } from "../../src/server.js";
 import { ALL_SCOPES } from "../../src/services/tokens.service.js";
+import { stayInOneWindow } from "../harness/rate-window.js";
 import { documentedStatuses, ingestCodingEvaluation, PUBLIC_HOST, rawProblem, remember, testResolver, useApiServer } from "../harness/factories.js";
 
 const server = await useApiServer();
@@ -76,6 +77,7 @@ describe("problem responses", () => {
 
   it("when an internal operation is rate limited, then 429 is a status its contract documents", async () => {
     const { token } = await constrained.newOrg();
+    await stayInOneWindow(constrained.server.db, 15);
     const ingest = () => constrained.raw("/v2/internal/coding_evaluations", { token, method: "POST", headers: json, body: "{}" });
 
     const statuses = [(await ingest()).status, (await ingest()).status, (await ingest()).status];

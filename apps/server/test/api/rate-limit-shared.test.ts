@@ -15,6 +15,7 @@ import { ALL_SCOPES } from "../../src/services/tokens.service.js";
 import { createTestDatabase, type TestDatabase } from "../harness/db.js";
 import { rawProblem } from "../harness/factories.js";
 import { moved, scrape } from "../harness/metrics.js";
+import { stayInOneWindow } from "../harness/rate-window.js";
 
 const LIMIT = 12;
 /** Large enough to be taken in shares of more than one request. */
@@ -50,21 +51,11 @@ async function newToken(): Promise<string> {
   return (await servers[0]!.services.tokens.createToken(org.id, ALL_SCOPES, "rate-limit")).token;
 }
 
-/** Seconds left in the database's current window; a test that must stay inside one window waits for the next when few are left. */
-async function stayInOneWindow(needSeconds: number): Promise<void> {
-  const [row] = await t.db.query<{ left: number }>(
-    `SELECT extract(epoch FROM date_bin($1::int * interval '1 millisecond', now(), timestamptz '1970-01-01 00:00:00+00')
-                               + $1::int * interval '1 millisecond' - now())::float8 AS left`,
-    [RATE_LIMIT_WINDOW_MS],
-  );
-  if (row!.left < needSeconds) await new Promise((r) => setTimeout(r, row!.left * 1000 + 50));
-}
-
 const get = (server: RunningServer, token: string) => fetch(`${server.url}/v2/question_sets?limit=1`, { headers: { authorization: `Bearer ${token}` } });
 
 describe("a rate limit shared by three API processes", () => {
   it("when one token's requests are spread over three servers at once, then the documented limit holds in total", async () => {
-    await stayInOneWindow(15);
+    await stayInOneWindow(t.db, 15);
     const token = await newToken();
     const responses = await Promise.all(Array.from({ length: 3 * LIMIT }, (_, i) => get(servers[i % 3]!, token)));
     const statuses = responses.map((r) => r.status);
@@ -79,7 +70,7 @@ describe("a rate limit shared by three API processes", () => {
   });
 
   it("when another token is used meanwhile, then it has its own allowance", async () => {
-    await stayInOneWindow(10);
+    await stayInOneWindow(t.db, 10);
     const spent = await newToken();
     const fresh = await newToken();
     await Promise.all(Array.from({ length: LIMIT + 1 }, (_, i) => get(servers[i % 3]!, spent)));
@@ -91,7 +82,7 @@ describe("a rate limit shared by three API processes", () => {
 describe("a large limit taken in shares by two API processes", () => {
   it("when one token's requests arrive at two servers at once, then no more than the limit are admitted, at most two shares per server go unused, and the database is asked once per share, not per request", async () => {
     expect(SHARE).toBeGreaterThan(1);
-    await stayInOneWindow(40);
+    await stayInOneWindow(t.db, 40);
     const token = await newToken();
     const syncs = async () => Promise.all(sharing.map((s) => scrape(s.deps.metrics!.listener.url)));
     const before = await syncs();
@@ -120,7 +111,7 @@ describe("a large limit taken in shares by two API processes", () => {
   });
 
   it("when one server answers a token alone, then RateLimit counts down request by request though the count is taken in shares", async () => {
-    await stayInOneWindow(10);
+    await stayInOneWindow(t.db, 10);
     const token = await newToken();
     const remaining: string[] = [];
     for (let i = 0; i < 2 * SHARE + 1; i++) {
@@ -134,7 +125,7 @@ describe("a large limit taken in shares by two API processes", () => {
 
 describe("a refused token", () => {
   it("when a process has refused a token, then it refuses its further requests without counting them in the database, and other processes still count", async () => {
-    await stayInOneWindow(10);
+    await stayInOneWindow(t.db, 10);
     const token = await newToken();
     const [row] = await t.db.query<{ id: string }>("SELECT id FROM api_tokens ORDER BY created_at DESC LIMIT 1");
     const hits = async () => (await t.db.query<{ hits: number }>("SELECT hits FROM rate_limit_windows WHERE key = $1", [row!.id]))[0]?.hits;
