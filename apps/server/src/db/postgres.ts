@@ -147,7 +147,8 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
 
     async notify(channel, payload = "") {
       assertChannelName(channel);
-      await pool.query("SELECT pg_notify($1, $2)", [channel, payload]);
+      // named: every publish sends one, and an unnamed statement is parsed each time
+      await pool.query({ name: "ars_notify", text: "SELECT pg_notify($1, $2)", values: [channel, payload] });
     },
 
     async close() {

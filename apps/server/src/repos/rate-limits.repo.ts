@@ -55,7 +55,7 @@ export function rateLimitsRepo(db: SqlExecutor, windowMs = RATE_LIMIT_WINDOW_MS)
         wanted.map((w) => w.key),
         wanted.map((w) => w.n),
         windowMs,
-      ]);
+      ], { name: "ars_rate_limit_take" });
       return rows.map((r) => ({ key: r.key, hits: r.hits, windowStart: r.window_start, msLeft: r.ms_left }));
     },
 
