@@ -401,25 +401,25 @@ function retentionMarkdown(r) {
     `| housekeeping run (each drops a day), median of days ${r.settings.retentionDays + 2}–${r.settings.retentionDays + 11} vs the last 10 | ${r.housekeepingMedianMs.early} ms vs ${r.housekeepingMedianMs.late} ms | ${ok(r.housekeepingMedianMs.late <= r.housekeepingMedianMs.early * 1.1)} |`,
   ];
   const listName = (key) => (key === "first" ? "first page" : key === "cursor" ? "second page by cursor" : "one endpoint");
+  // day x against day y: the three lists and the engine, each judged against its bound
+  const judged = (x, y, how) => [
+    ...["first", "cursor", "endpoint"].map((key) =>
+      `| list p50 (\`limit=100\`, ${listName(key)}), day ${x.day} vs day ${y.day}${how} | ${f1(x.lists[key])} ms vs ${f1(y.lists[key])} ms (×${ratio(x.lists[key], y.lists[key]).toFixed(2)}) | ${ok(within(x.lists[key], y.lists[key]))} |`),
+    `| engine throughput (${x.engine.deliveries.toLocaleString("en")} deliveries published and delivered), day ${x.day} vs day ${y.day}${how} | ${f1(x.engine.perSecond)}/s vs ${f1(y.engine.perSecond)}/s (×${ratio(x.engine.perSecond, y.engine.perSecond).toFixed(2)}) | ${ok(ratio(x.engine.perSecond, y.engine.perSecond) >= 0.9)} |`,
+  ];
   const [a, b] = Object.keys(m).map(Number);
+  const inRun = m[a] && m[b] ? [{ day: a, ...m[a] }, { day: b, ...m[b] }] : null;
   const alt = r.alternated;
   if (alt) {
     // the targets: both states measured in the same minutes (see the top of bench/retention.mjs)
-    const [x, y] = [alt.early, alt.late];
-    const how = `medians of ${alt.rounds} alternating rounds after the run`;
-    for (const key of ["first", "cursor", "endpoint"]) {
-      lines.push(`| list p50 (\`limit=100\`, ${listName(key)}), day ${x.day} vs day ${y.day}, ${how} | ${f1(x.lists[key])} ms vs ${f1(y.lists[key])} ms (×${ratio(x.lists[key], y.lists[key]).toFixed(2)}) | ${ok(within(x.lists[key], y.lists[key]))} |`);
+    lines.push(...judged(alt.early, alt.late, `, medians of ${alt.rounds} alternating rounds after the run`));
+    if (inRun) {
+      const [x, y] = inRun;
+      const lists = ["first", "cursor", "endpoint"].map((key) => `${listName(key)} ${f1(x.lists[key])} vs ${f1(y.lists[key])} ms`).join(", ");
+      lines.push(`| the same during the run, day ${x.day} vs day ${y.day} (ten minutes apart: the machine's drift included) | ${lists}; engine ${f1(x.engine.perSecond)}/s vs ${f1(y.engine.perSecond)}/s | |`);
     }
-    lines.push(`| engine throughput (${x.engine.deliveries.toLocaleString("en")} deliveries published and delivered), day ${x.day} vs day ${y.day}, ${how} | ${f1(x.engine.perSecond)}/s vs ${f1(y.engine.perSecond)}/s (×${ratio(x.engine.perSecond, y.engine.perSecond).toFixed(2)}) | ${ok(ratio(x.engine.perSecond, y.engine.perSecond) >= 0.9)} |`);
-    if (m[a] && m[b]) {
-      const inRun = ["first", "cursor", "endpoint"].map((key) => `${listName(key)} ${f1(m[a].lists[key])} vs ${f1(m[b].lists[key])} ms`).join(", ");
-      lines.push(`| the same during the run, day ${a} vs day ${b} (ten minutes apart: the machine's drift included) | ${inRun}; engine ${f1(m[a].engine.perSecond)}/s vs ${f1(m[b].engine.perSecond)}/s | |`);
-    }
-  } else if (m[a] && m[b]) {
-    for (const key of ["first", "cursor", "endpoint"]) {
-      lines.push(`| list p50 (\`limit=100\`, ${listName(key)}), day ${a} vs day ${b} | ${f1(m[a].lists[key])} ms vs ${f1(m[b].lists[key])} ms (×${ratio(m[a].lists[key], m[b].lists[key]).toFixed(2)}) | ${ok(within(m[a].lists[key], m[b].lists[key]))} |`);
-    }
-    lines.push(`| engine throughput (${m[a].engine.deliveries.toLocaleString("en")} deliveries published and delivered), day ${a} vs day ${b} | ${f1(m[a].engine.perSecond)}/s vs ${f1(m[b].engine.perSecond)}/s (×${ratio(m[a].engine.perSecond, m[b].engine.perSecond).toFixed(2)}) | ${ok(ratio(m[a].engine.perSecond, m[b].engine.perSecond) >= 0.9)} |`);
+  } else if (inRun) {
+    lines.push(...judged(inRun[0], inRun[1], ""));
   }
   lines.push("", "| day | deliveries kept | size MB | housekeeping ms | partitions dropped |", "|---|---|---|---|---|");
   for (const p of r.series.filter((p) => p.day % 5 === 0 || p.day === r.settings.days - 1)) {

@@ -8,7 +8,11 @@ import type { SqlExecutor } from "../db/client.js";
 /** The rate limit's window: the README documents the limit per minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
-const WINDOW_START = "date_bin($3::int * interval '1 millisecond', now(), timestamptz '1970-01-01 00:00:00+00')";
+/** The start of the current window on the database's clock, for a window of `windowMsParam` milliseconds (an SQL parameter). */
+export const windowStartSql = (windowMsParam: string) =>
+  `date_bin(${windowMsParam}::int * interval '1 millisecond', now(), timestamptz '1970-01-01 00:00:00+00')`;
+
+const WINDOW_START = windowStartSql("$3");
 
 /**
  * One round trip for any number of keys: add each key's `n` to its count in the current window
