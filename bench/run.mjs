@@ -32,6 +32,7 @@ const { values: args } = parseArgs({
     "paced-events": { type: "string", default: "2000" },
     "paced-rate": { type: "string", default: "100" },
     "publish-concurrency": { type: "string", default: "16" },
+    "receiver-rounds": { type: "string", default: "3" }, // rounds of engine, then engine with a slow / refusing sixth endpoint (slowdowns judged on medians)
     "publish-batch": { type: "string", default: "20" }, // events per request in the dispatcher burst (POST /v2/internal/event_batches); 1: one per POST /v2/internal/events
     profile: { type: "boolean", default: false },
     "product-node-options": { type: "string", default: "" }, // extra node flags for the product server, e.g. "--max-old-space-size=128"
@@ -59,6 +60,8 @@ if (args.help) {
   --heap-compare on|off   also run the product with V8's own heap sizing (lists: a third server in every
                           round; dispatcher: burst and engine again) and print both side by side (on)
   --events N              dispatcher burst events (10000); --paced-events N (2000) --paced-rate R (100/s)
+  --receiver-rounds N     rounds of the engine alone beside the slow and refusing receivers (3): each slowdown
+                          is against the engine run just before it, the figures judged are medians
   --publish-batch N       events per ingestion request in the burst (20, through publishEvents; 1 = publishEvent)
   --profile               run the product (and baseline) server with --cpu-prof; summaries in bench/profiles/
   --product-node-options="--max-old-space-size=128"   extra node flags for the product server (note the =)
@@ -190,6 +193,7 @@ results.settings = {
   pacedRate: int("paced-rate"),
   publishConcurrency: int("publish-concurrency"),
   publishBatch: Math.max(1, int("publish-batch")),
+  receiverRounds: Math.max(1, int("receiver-rounds")),
   tokens: tokens.length,
   rateLimitPerMinute: server.loadConfig().rateLimitPerMinute,
   heapCompare: args["heap-compare"] !== "off",
@@ -266,6 +270,7 @@ if (runDispatch) {
         paced: { events: results.settings.pacedEvents, rate: results.settings.pacedRate },
         publishConcurrency: results.settings.publishConcurrency,
         publishBatch: results.settings.publishBatch,
+        receiverRounds: results.settings.receiverRounds,
         execArgv: productArgs("product-dispatcher"),
         scenarios: args.scenarios?.split(","),
         log,
