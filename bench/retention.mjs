@@ -232,6 +232,27 @@ async function engineThroughput() {
   return { deliveries: events * ENDPOINTS, seconds, perSecond: (events * ENDPOINTS) / seconds };
 }
 
+/**
+ * Before a measurement: the tables vacuumed and analyzed, and no autovacuum worker running on any
+ * database. Right after the last day was written, PostgreSQL was still vacuuming what the run left
+ * on two shared cores, and the big database measured up to 20 % slower than twenty minutes later
+ * (bench/NOTES.md, "Drift, and day 60 measured against day 1 in the same minutes"): both sides are
+ * measured as a service runs once its maintenance has caught up.
+ */
+async function settle() {
+  const t = performance.now();
+  await db.exec("VACUUM (ANALYZE) webhook_deliveries, events, webhook_delivery_attempts");
+  const vacuumMs = performance.now() - t;
+  let waitedMs = 0;
+  for (; waitedMs < 300_000; waitedMs += 250) {
+    const [{ n }] = await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'");
+    if (n === 0) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  log(`settled: VACUUM (ANALYZE) ${vacuumMs.toFixed(0)} ms, then ${waitedMs} ms for autovacuum workers to finish`);
+  return { vacuumMs: Math.round(vacuumMs), waitedMs };
+}
+
 const sizeMb = async () => Number((await db.query("SELECT pg_database_size(current_database()) AS b"))[0].b) / 1048576;
 const count = async (table) => Number((await db.query(`SELECT count(*) AS n FROM ${table}`))[0].n);
 
@@ -258,7 +279,8 @@ if (args["measure-only"]) {
   const listToken = (await server.createToken(db, { orgId: earlier, scopes: server.ALL_SCOPES })).token;
   const listApi = (path) => fetch(`${product.url}${path}`, { headers: { authorization: `Bearer ${listToken}` } });
   const [, , { id: endpoint }] = await db.query("SELECT id FROM webhook_endpoints WHERE org_id = $1 ORDER BY id", [earlier]);
-  const m = { day: d, lists: await listLatency(listApi, endpoint), engine: await engineThroughput() };
+  const settled = await settle();
+  const m = { day: d, settled, lists: await listLatency(listApi, endpoint), engine: await engineThroughput() };
   log(`day ${d} (measure only): ${JSON.stringify(m)}`);
   if (args.emit) console.log(`RESULT ${JSON.stringify(m)}`);
   await product.close();
@@ -270,7 +292,8 @@ for (let d = 0; d < DAYS; d++) {
   setClock(day0 + d * DAY + 3_600_000);
   if (MEASURE.includes(d)) {
     log(`day ${d}: measuring lists and the engine`);
-    measured[d] = { lists: await listLatency(api, endpoints[2]), engine: await engineThroughput() };
+    const settled = await settle();
+    measured[d] = { settled, lists: await listLatency(api, endpoints[2]), engine: await engineThroughput() };
     log(`day ${d}:`, JSON.stringify(measured[d]));
     if (args.emit) console.log(`RESULT ${JSON.stringify({ day: d, ...measured[d] })}`);
   }
