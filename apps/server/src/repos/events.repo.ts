@@ -14,8 +14,9 @@ export type NewEvent = Omit<Prisma.EventUncheckedCreateInput, "responses"> & { r
 
 // Events are partitioned by day, and no index can say "one row per id" across days (a unique index
 // on a partitioned table must include the partition key), while a publisher's re-send arrives on
-// another day too. `ars_unknown_event_ids` (its migration, "publish_in_one_statement") stands for
-// that index: it locks each id for the transaction, then answers those no partition holds, read
+// another day too. `ars_unknown_event_ids` (its migration, "publish_in_one_statement") locks each
+// id for the transaction, then answers those not in `event_ids` (the index across days that a
+// trigger on events keeps, migration "event_ids": one probe however many days are kept), read
 // after the locks are held. A concurrent publisher of the same id waits, then sees the committed
 // row. Called inside the statement that stores the events, so publishing is one round trip with
 // no transaction block around it. Removed days forget their ids (README, retention).
@@ -201,9 +202,9 @@ export function eventsRepo(db: Database, counts: CountCache) {
       return out;
     },
 
-    /** The orgs of these event ids (those that exist). */
+    /** The orgs of these event ids (those that exist): from event_ids, one probe per id whatever the days kept. */
     async orgsOf(ids: readonly string[]): Promise<Map<string, string>> {
-      const rows = await db.query<{ id: string; org_id: string }>("SELECT id, org_id FROM events WHERE id = ANY($1::uuid[])", [ids]);
+      const rows = await db.query<{ id: string; org_id: string }>("SELECT id, org_id FROM event_ids WHERE id = ANY($1::uuid[])", [ids], { name: "ars_event_orgs" });
       return new Map(rows.map((r) => [r.id, r.org_id]));
     },
 
@@ -221,7 +222,7 @@ export function eventsRepo(db: Database, counts: CountCache) {
 
     // Raw SQL, like publish: the ingestion path makes no Prisma query (bench/NOTES.md).
     async findOrg(id: string): Promise<{ org_id: string } | null> {
-      const [row] = await db.query<{ org_id: string }>("SELECT org_id FROM events WHERE id = $1::uuid", [id]);
+      const [row] = await db.query<{ org_id: string }>("SELECT org_id FROM event_ids WHERE id = $1::uuid", [id]);
       return row ?? null;
     },
 

@@ -1,6 +1,6 @@
 // The day partitions of the tables every published audit writes (prisma/migrations/
-// 20261125090000_time_partitions explains the layout). Only DDL and catalog reads: what to
-// create or drop is decided by housekeeping/ from lib/retention.ts.
+// 20261125090000_time_partitions explains the layout). DDL, catalog reads, and the ids of a
+// dropped events partition: what to create or drop is decided by housekeeping/ from lib/retention.ts.
 //
 // Names are ours and carry their day: <table>_pYYYYMMDD holds [day, day + 1). The table the
 // partitioning started from is <table>_history, the DEFAULT partition; once bounded by a CHECK
@@ -120,13 +120,16 @@ export function partitionsRepo(db: SqlExecutor & { transaction<T>(fn: (tx: SqlEx
 
     /**
      * Detaches and drops one partition; returns the rows it held. Waits at most 2 s for the
-     * parent's lock (a long query on the table): a timeout leaves it for the next run.
+     * parent's lock (a long query on the table): a timeout leaves it for the next run. An events
+     * partition takes its ids out of `event_ids` in the same transaction (the index across days,
+     * migration 20261128100000_event_ids): a re-send of a dropped event is new again, as before.
      */
     async drop(p: Partition): Promise<number> {
       return db.transaction(async (tx) => {
         await tx.exec(LOCK_TIMEOUT);
         const [row] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM ONLY ${ident(p.name)}`);
         await tx.exec(`ALTER TABLE ${ident(p.table)} DETACH PARTITION ${ident(p.name)}`);
+        if (p.table === "events") await tx.exec(`DELETE FROM event_ids k USING ${ident(p.name)} e WHERE k.id = e.id AND k.created_at = e.created_at`);
         await tx.exec(`DROP TABLE ${ident(p.name)}`);
         return row?.n ?? 0;
       });

@@ -1,8 +1,8 @@
 // An event id is stored once across every day partition, though no index can say so: publishing
 // locks the id, then looks for it with a snapshot taken after the lock is held, all inside the one
 // statement that stores the event (repos/events.repo.ts, `ars_unknown_event_ids`). These hold
-// what that buys against a concurrent publisher of the same id, which needs a second connection:
-// PostgreSQL only.
+// what that buys against a concurrent publisher of the same id, and that the look-up reads the
+// ids' own table rather than every day kept, which need a second connection: PostgreSQL only.
 import { randomUUID } from "node:crypto";
 import type { PublishEventRequest } from "@audit-review/api-types/internal";
 import pg from "pg";
@@ -103,5 +103,34 @@ describe.skipIf(!onPostgres)("publishing one event id from two places at once (P
     expect(created.filter(Boolean)).toHaveLength(1);
     expect(await storedCopies(admin, event.id)).toBe(1);
     expect(await deliveriesOf(admin, event.id)).toBe(2);
+  });
+
+  it("When another day's partition of events is locked, Then a publish and a re-send still answer: the id's look-up reads event_ids, not every day kept", async () => {
+    const { api } = await server!.newOrg();
+    await createEndpoint(api);
+    const event = await eventFor(api);
+    const admin = await connect();
+    // a day ahead of today, which housekeeping created and no publish of today writes
+    const { rows: [ahead] } = await admin.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'events'::regclass AND c.relname > 'events_p' || to_char(now() AT TIME ZONE 'UTC' + interval '1 day', 'YYYYMMDD')
+        ORDER BY c.relname LIMIT 1`,
+    );
+    expect(ahead, "a day partition of events ahead of tomorrow").toBeDefined();
+    const locker = await connect();
+    await locker.query("BEGIN");
+    await locker.query(`LOCK TABLE "${ahead!.name}" IN ACCESS EXCLUSIVE MODE`);
+    try {
+      // a look-up that probed every day's primary key would wait for this lock (to the test's timeout)
+      const within = <T>(p: Promise<T>) =>
+        Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the publish waited on another day's partition")), 5_000))]);
+      const first = await within(api.POST("/v2/internal/events", { body: event }));
+      expect(first.data).toMatchObject({ created: true, deliveries_created: 1 });
+      const again = await within(api.POST("/v2/internal/event_batches", { body: { events: [event] } }));
+      expect(again.data?.data[0]).toMatchObject({ created: false });
+    } finally {
+      await locker.query("ROLLBACK");
+    }
+    expect(await storedCopies(admin, event.id)).toBe(1);
   });
 });

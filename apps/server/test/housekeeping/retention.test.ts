@@ -1,7 +1,8 @@
 // Retention end to end on the real server and engine: days leave whole once past the window,
 // a day with a delivery still retrying stays until it is final, a removed delivery answers 404
-// (its attempts too), and a retry or recovery near removal is refused. The clock is the
-// engine's adjustable clock: events are stamped with it, housekeeping judges by it.
+// (its attempts too), a retry or recovery near removal is refused, and a removed event's id is
+// new again. The clock is the engine's adjustable clock: events are stamped with it, housekeeping
+// judges by it.
 import { describe, expect, it } from "vitest";
 import type { HousekeepingSummary } from "../../src/housekeeping/housekeeper.js";
 import { DAY_MS, dayStart } from "../../src/domain/retention.js";
@@ -105,5 +106,14 @@ describe("retention", () => {
     expect(next.partitionsKept).toEqual([]);
     problemOf(await get(stuck.delivery.id), { status: 404, code: "NOT_FOUND" });
     expect((await onlyDelivery(org.api, failing.id).catch(() => null))).toBeNull();
+
+    // An event id is known on every day kept, and forgotten with its day (event_ids, which the
+    // look-up reads, loses its rows in the transaction that drops the partition): a re-send of a
+    // removed event is a new event.
+    const resend = (e: { id: string }, questionSetId: string) => publish(org.api, { id: e.id, data: { question_set_id: questionSetId } });
+    expect(await resend(recent.event, setOk.id), "day 4 is kept").toMatchObject({ created: false, deliveriesCreated: 0 });
+    expect(await resend(first.event, setOk.id), "day 0 was removed").toMatchObject({ created: true, deliveriesCreated: 1 });
+    expect(await resend(stuck.event, setFailing.id), "day 1 was removed").toMatchObject({ created: true, deliveriesCreated: 0 });
+    expect(await resend(first.event, setOk.id), "stored again today").toMatchObject({ created: false, deliveriesCreated: 0 });
   });
 });
