@@ -241,7 +241,7 @@ async function engineThroughput() {
  */
 async function settle() {
   const t = performance.now();
-  await db.exec("VACUUM (ANALYZE) webhook_deliveries, events, webhook_delivery_attempts");
+  await db.exec("VACUUM (ANALYZE) webhook_deliveries, events, webhook_delivery_attempts, event_ids");
   const vacuumMs = performance.now() - t;
   let waitedMs = 0;
   for (; waitedMs < 300_000; waitedMs += 250) {
