@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Config } from "./config.js";
-import { openDatabase, type Database } from "./db/client.js";
+import { openDatabase, openGenericReads, type Database } from "./db/client.js";
 import { migrate } from "./db/migrate.js";
 import { openReadReplica, type ReadReplica } from "./db/read-replica.js";
 import type { Clock } from "./clock/clock.js";
@@ -42,6 +42,8 @@ export interface DepsOverrides {
    * waits); the database's clock otherwise (clock/database-clock.ts).
    */
   clock?: (database: Clock) => Clock;
+  /** Whether this process answers the API's list pages (default true; the worker role and the CLI do not): only then has it a pool for them. */
+  servesLists?: boolean;
 }
 
 export interface Deps {
@@ -100,6 +102,9 @@ function listReplica(url: string, primary: Database, logger: Logger): ReadReplic
   });
 }
 
+/** Connections at most for the deliveries' and events' list pages (as many as the engine's pool by default). */
+const PARTITIONED_READS_POOL_SIZE = 4;
+
 /** The composition root: everything a process role needs, built once. */
 export async function createDeps(config: Config, o: DepsOverrides = {}): Promise<Deps> {
   const logger = o.logger ?? createLogger({ level: config.logLevel });
@@ -151,8 +156,11 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       ? await openDatabase({ databaseUrl: config.databaseUrl, poolSize: d.poolSize, genericPlans: true })
       : null;
     if (engineDb) opened.add(() => engineDb.close());
+    // The day-partitioned lists (deliveries, events) read on connections that keep their plans (db/postgres.ts)
+    const partitionedReads = o.servesLists !== false && db.kind === "postgres" && config.databaseUrl ? openGenericReads(config.databaseUrl, PARTITIONED_READS_POOL_SIZE) : undefined;
+    if (partitionedReads) opened.add(() => partitionedReads.close());
     const metricsPort = config.metricsPort;
-    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, clock, hostClockSkewMs: () => dbClock.hostSkewMs(), logger });
+    const metrics = metricsPort === null ? null : createMetrics({ db, engineDb, listReads: partitionedReads, clock, hostClockSkewMs: () => dbClock.hostSkewMs(), logger });
     const listener = metrics && metricsPort !== null
       ? await startMetricsListener({ registry: metrics.registry, host: config.metricsHost, port: metricsPort, logger })
       : null;
@@ -164,6 +172,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     const services = createServices({
       db,
       replica,
+      partitionedReads,
       secretBox,
       urlCheck: { resolver, addressPolicy },
       rotationGraceMs: config.delivery.rotationGraceMs,

@@ -18,7 +18,7 @@ export interface RunningWorker {
 export async function startWorker(opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const { config, overrides } = resolveStartOptions({ ...opts, dispatcher: true });
   const v8Flags = applyV8Flags(config.workerHeap, databaseKind(config, overrides));
-  const deps = await createDeps(config, overrides);
+  const deps = await createDeps(config, { ...overrides, servesLists: false });
   logV8Flags(deps.logger, v8Flags);
   const { dispatcher } = deps;
   try {

@@ -56,7 +56,7 @@ export async function openTarget(env: NodeJS.ProcessEnv, op: AdminRequest["op"])
     import("../lib/logger.js"),
     import("./admin-ops.js"),
   ]);
-  const deps = await createDeps(config, { logger: createLogger({ level: "warn", destination: process.stderr }) });
+  const deps = await createDeps(config, { logger: createLogger({ level: "warn", destination: process.stderr }), servesLists: false });
   return {
     description: describe(config.databaseUrl, dir),
     run: (request) => runAdminOp(deps, request),

@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import { lockDataDir } from "./embedded-lock.js";
 import { openPglite } from "./pglite.js";
 import { openPostgres } from "./postgres.js";
+export { openGenericReads } from "./postgres.js";
 import type { Database, OpenDatabaseOptions } from "./types.js";
 
 export type { ConnectionRetryCounts, Database, OpenDatabaseOptions, PoolStats, Row, Session, SqlExecutor } from "./types.js";

@@ -16,11 +16,13 @@ export const DUE_ROWS_CAP = 100_000;
 export interface DatabaseGaugeOptions {
   db: Database;
   engineDb: Database | null;
+  /** the pool of the deliveries' and events' list pages (db/postgres.ts openGenericReads) */
+  listReads?: Pick<Database, "poolStats" | "connectionRetries"> | null | undefined;
   clock: Clock;
   logger: Logger;
 }
 
-export function databaseGauges(registry: Registry, { db, engineDb, clock, logger }: DatabaseGaugeOptions): void {
+export function databaseGauges(registry: Registry, { db, engineDb, listReads, clock, logger }: DatabaseGaugeOptions): void {
   const registers = [registry];
   const repo = queueStatsRepo(db);
   const errors = new Counter({
@@ -79,7 +81,7 @@ export function databaseGauges(registry: Registry, { db, engineDb, clock, logger
     },
   });
 
-  const pools = [{ name: "main", db }, ...(engineDb ? [{ name: "engine", db: engineDb }] : [])];
+  const pools = [{ name: "main", db }, ...(engineDb ? [{ name: "engine", db: engineDb }] : []), ...(listReads ? [{ name: "lists", db: listReads }] : [])];
   const poolGauge = (name: string, help: string, pick: (s: PoolStats) => number | null) =>
     new Gauge({
       name,
@@ -93,7 +95,7 @@ export function databaseGauges(registry: Registry, { db, engineDb, clock, logger
         }
       },
     });
-  poolGauge("ars_db_pool_connections_max", "Connections the pool may open (main: API and scrape; engine: the delivery engine's own). The embedded database has one.", (s) => s.max);
+  poolGauge("ars_db_pool_connections_max", "Connections the pool may open (main: API and scrape; engine: the delivery engine's own; lists: the deliveries' and events' list pages). The embedded database has one.", (s) => s.max);
   poolGauge("ars_db_pool_connections_in_use", "Connections checked out of the pool now (PostgreSQL pools only).", (s) => s.inUse);
   poolGauge("ars_db_pool_requests_waiting", "Queries waiting for a free connection of the pool (PostgreSQL pools only).", (s) => s.waiting);
 

@@ -40,13 +40,15 @@ export interface MetricsOptions {
   db: Database;
   /** the engine's own pool, when it has one */
   engineDb: Database | null;
+  /** the pool of the deliveries' and events' list pages, when it has one */
+  listReads?: Pick<Database, "poolStats" | "connectionRetries"> | null | undefined;
   clock: Clock;
   /** This host's wall clock minus the database's, at the clock's last reading (clock/database-clock.ts). */
   hostClockSkewMs: () => number;
   logger: Logger;
 }
 
-export function createMetrics({ db, engineDb, clock, hostClockSkewMs, logger }: MetricsOptions): Metrics {
+export function createMetrics({ db, engineDb, listReads, clock, hostClockSkewMs, logger }: MetricsOptions): Metrics {
   const registry = new Registry();
   new Gauge({
     name: "ars_host_clock_skew_seconds",
@@ -59,7 +61,7 @@ export function createMetrics({ db, engineDb, clock, hostClockSkewMs, logger }: 
   // process memory, CPU, event loop lag, GC, handles: under their standard names (process_*,
   // nodejs_*), which every Node.js dashboard and alert already knows
   collectDefaultMetrics({ register: registry });
-  databaseGauges(registry, { db, engineDb, clock, logger });
+  databaseGauges(registry, { db, engineDb, listReads, clock, logger });
   loggingMetrics(registry);
   return {
     registry,

@@ -7,6 +7,7 @@
 // generic plan, never is, and such a statement then probes the key index of every kept day (30
 // and more). The least and greatest of the same values, as scalar subqueries, are values the
 // executor computes once and prunes by before the first row (test/db/day-pruning.test.ts).
+import { DAY_MS, dayStart } from "../domain/retention.js";
 
 /**
  * `column` within the least and greatest of `days`, SQL of a one-column set of timestamps
@@ -31,3 +32,9 @@ export function dayBounds(days: readonly Date[]): [Date, Date] {
   }
   return [lo, hi];
 }
+
+/**
+ * Where a list's first page looks first (`ListTable.recentFrom`): the start of the clock's
+ * previous day, so the recent rows are at least a whole day's and at most two partitions'.
+ */
+export const recentDaysFrom = (now: () => Date) => (): Date => new Date(dayStart(now()).getTime() - DAY_MS);

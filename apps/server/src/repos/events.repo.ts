@@ -1,9 +1,10 @@
-import type { Database } from "../db/client.js";
+import type { Database, SqlExecutor } from "../db/client.js";
 import type { NewDelivery } from "../domain/delivery/fan-out.js";
 import type { Prisma, Question } from "../generated/prisma/client.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { StoredEvent, StoredResponse } from "../lib/stored-json.js";
 import type { CountCache } from "./count-cache.js";
+import { recentDaysFrom } from "./day-partition-sql.js";
 import { keysetReader, type Condition } from "./keyset.js";
 import { firstStateParams, firstStateParamsSql, insertNewDeliveriesSql } from "./new-delivery-sql.js";
 import { TEST_NOTICE } from "./notification-sql.js";
@@ -143,8 +144,9 @@ function eventConditions(f: EventFilters): Condition[] {
   return c;
 }
 
-export function eventsRepo(db: Database, counts: CountCache) {
-  const read = keysetReader<StoredEvent>(db, { table: "events", columns: EVENT_LIST_COLUMNS }, counts);
+/** `now`: the one clock, for where a first page looks first (`ListTable.recentFrom`); `pages`: where list pages are read (default `db`). */
+export function eventsRepo(db: Database, counts: CountCache, now: () => Date, pages: SqlExecutor = db) {
+  const read = keysetReader<StoredEvent>(pages, { table: "events", columns: EVENT_LIST_COLUMNS, recentFrom: recentDaysFrom(now) }, counts);
   return {
     /** A page of the org's events, newest first (keyset on the events' list indexes). */
     list(orgId: string, f: EventFilters, page: PageRequest): Promise<Page<StoredEvent>> {

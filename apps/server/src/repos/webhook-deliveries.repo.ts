@@ -1,10 +1,11 @@
-import type { Database } from "../db/client.js";
+import type { Database, SqlExecutor } from "../db/client.js";
 import type { WebhookDelivery } from "../generated/prisma/client.js";
 import { idTimeWindow } from "../lib/ids.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { Requeue } from "../domain/delivery/requeue.js";
 import type { DELIVERY_STATUSES } from "../lib/stored-values.js";
 import type { CountCache } from "./count-cache.js";
+import { recentDaysFrom } from "./day-partition-sql.js";
 import { keysetReader, type Condition } from "./keyset.js";
 
 export type DeliveryRow = WebhookDelivery;
@@ -45,9 +46,10 @@ function conditions(f: DeliveryFilters): Condition[] {
   return c;
 }
 
-export function webhookDeliveriesRepo(db: Database, counts: CountCache) {
+/** `now`: the one clock, for where a first page looks first (`ListTable.recentFrom`); `pages`: where list pages are read (default `db`). */
+export function webhookDeliveriesRepo(db: Database, counts: CountCache, now: () => Date, pages: SqlExecutor = db) {
   const prisma = db.prisma;
-  const read = keysetReader<DeliveryRow>(db, { table: "webhook_deliveries", columns: COLUMNS, dayPartitioned: true }, counts);
+  const read = keysetReader<DeliveryRow>(pages, { table: "webhook_deliveries", columns: COLUMNS, dayPartitioned: true, recentFrom: recentDaysFrom(now) }, counts);
   return {
     list(orgId: string, f: DeliveryFilters, page: PageRequest): Promise<Page<DeliveryRow>> {
       return read(orgId, conditions(f), page);

@@ -43,10 +43,12 @@ export interface ServicesDeps {
   retention: Retention;
   /** the one clock (clock/): listener leases, stamps and retention are judged on it */
   now: () => Date;
+  /** where the deliveries' and events' list pages are read, when not on `db` (db/postgres.ts openGenericReads) */
+  partitionedReads?: SqlExecutor | undefined;
 }
 
 /** Wires every use case to its repositories; nothing here touches HTTP. */
-export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, onNotified, onEndpointChanged, listenerStreams, retention, now }: ServicesDeps) {
+export function createServices({ db, replica, secretBox, urlCheck, rotationGraceMs, onQueued, onNotified, onEndpointChanged, listenerStreams, retention, now, partitionedReads }: ServicesDeps) {
   // one count cache per process: include_total on a large org is counted once per few seconds
   const counts = createCountCache();
   const questionSets = questionSetsRepo(db, counts, replica);
@@ -71,14 +73,14 @@ export function createServices({ db, replica, secretBox, urlCheck, rotationGrace
     webhookEndpoints,
     webhookListeners: webhookListenersService({ listeners, streams: listenerStreams }),
     webhookDeliveries: webhookDeliveriesService({
-      deliveries: webhookDeliveriesRepo(db, counts),
+      deliveries: webhookDeliveriesRepo(db, counts, now, partitionedReads),
       attempts: webhookDeliveryAttemptsRepo(db.prisma),
       onQueued,
       retention,
       now,
     }),
     idempotency: idempotencyService(idempotencyKeysRepo(db), secretBox),
-    events: eventsService({ events: eventsRepo(db, counts), endpoints: webhookEndpoints, onQueued, now }),
+    events: eventsService({ events: eventsRepo(db, counts, now, partitionedReads), endpoints: webhookEndpoints, onQueued, now }),
     /** The webhook portal's single-use links and cookie sessions. */
     portalSessions: portalSessionsService(portalSessionsRepo(db)),
     /** Request counts per token, shared through the database by every API process. */

@@ -110,7 +110,7 @@ describe("migrating to day partitions with data in the tables", () => {
   });
 
   it("then serves reads by id (the old ids are not UUIDv7) and refuses a second delivery of an event to an endpoint", async () => {
-    const repo = webhookDeliveriesRepo(t.db, createCountCache());
+    const repo = webhookDeliveriesRepo(t.db, createCountCache(), () => new Date());
     const [old] = rowsBefore.webhook_deliveries as Array<{ id: string; event_id: string; created_at: Date }>;
     expect((await repo.findById(ORG, old!.id))?.id).toBe(old!.id);
     await expect(
@@ -128,7 +128,7 @@ describe("migrating to day partitions with data in the tables", () => {
     const run = await housekeeper.runOnce();
     expect(run.skipped).toBe(false);
     const tomorrow = new Date(dayStart(now).getTime() + DAY_MS + 3_600_000);
-    const events = eventsRepo(t.db, createCountCache());
+    const events = eventsRepo(t.db, createCountCache(), () => now);
     const [oldEvent] = rowsBefore.events as Array<{ id: string; audit_id: string; question_set_id: string }>;
     const base = { org_id: ORG, type: "audit.completed", result: "passed", responses: [], occurred_at: tomorrow, created_at: tomorrow };
     const resent = await events.publish({ ...base, id: oldEvent!.id, audit_id: oldEvent!.audit_id, question_set_id: oldEvent!.question_set_id }, newDelivery(false, tomorrow));

@@ -106,6 +106,9 @@ describe("database pools", () => {
     const s = await scrape(metricsUrl);
     expect(valueOf(s, "ars_db_pool_connections_max", { pool: "main" })).toBe(10);
     expect(s.has('ars_db_pool_requests_waiting{pool="main"}')).toBe(true);
+    // the deliveries' and events' list pages have a pool of their own (plans kept per connection)
+    expect(valueOf(s, "ars_db_pool_connections_max", { pool: "lists" })).toBe(4);
+    expect(s.has('ars_db_pool_connections_in_use{pool="lists"}')).toBe(true);
     // 12 sleeping queries on a pool of 10: 10 connections in use, 2 queries waiting
     const sleeping = Array.from({ length: 12 }, () => t.server.db.query("SELECT pg_sleep(1.5)"));
     await new Promise((resolve) => setImmediate(resolve));

@@ -30,6 +30,8 @@ describe.skipIf(!onPostgres)("worker metrics (PostgreSQL only: a worker needs a 
     expect(valueOf(await scrape(serverUrl), "ars_delivery_queue_due_rows")).toBe(0);
     expect(valueOf(after, "ars_db_pool_connections_max", { pool: "engine" })).toBe(config.delivery.poolSize);
     expect(after.has('ars_db_pool_connections_in_use{pool="engine"}')).toBe(true);
+    // it answers no list page: no pool for them
+    expect(after.has('ars_db_pool_connections_max{pool="lists"}')).toBe(false);
     // the API server's dispatcher is off: it sent nothing
     expect(valueOf(await scrape(serverUrl), "ars_delivery_outcomes_total", { outcome: "succeeded", error_code: "none" })).toBe(0);
   });

@@ -1,0 +1,153 @@
+// A list's first page must cost the same with 2 day partitions and with 40. Its statement orders
+// every kept day newest first; unbounded, PostgreSQL sets up a scan of every day partition each
+// time it runs it (0.43 against 0.33 ms a page over 46 days against 9, bench/NOTES.md). The first
+// page reads the recent days first (repos/keyset.ts, `recentFrom`): only their scans are set up,
+// in the plan made for the values and in the generic plan a prepared statement keeps. And the page
+// is the list's first page whatever the recent days hold: a quiet org's rows from ten days ago
+// are still on it.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Database, SqlExecutor } from "../../src/db/client.js";
+import { DAY_MS, dayStart } from "../../src/domain/retention.js";
+import { createCountCache } from "../../src/repos/count-cache.js";
+import { eventsRepo } from "../../src/repos/events.repo.js";
+import { webhookDeliveriesRepo } from "../../src/repos/webhook-deliveries.repo.js";
+import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
+import { partitionDays } from "../harness/partitions.js";
+import type { PlanNode } from "../harness/plans.js";
+import { endpointsSql } from "../harness/seed-sql.js";
+
+const BUSY = "0190a000-0000-7000-8000-00000000d001";
+const QUIET = "0190a000-0000-7000-8000-00000000d002";
+const BUSY_ENDPOINT = "0190a000-0000-7000-8000-00000000d0e1";
+const QUIET_ENDPOINT = "0190a000-0000-7000-8000-00000000d0e2";
+const DAYS = 30;
+
+/** YYYYMMDD of the day partition holding `at`. */
+const partitionDay = (at: Date) => at.toISOString().slice(0, 10).replaceAll("-", "");
+
+/** A UUIDv7 carrying the time `at` (SQL), as publishing stamps deliveries. */
+const uuidv7Of = (at: string) => `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing
+  substring(int8send(floor(extract(epoch from ${at}) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid`;
+
+/** The busy org: 120 events and deliveries on each of the last DAYS days. The quiet org: 12, ten days ago only. */
+async function seed(db: SqlExecutor): Promise<void> {
+  await db.exec(`${endpointsSql(BUSY, [BUSY_ENDPOINT])}
+    ${endpointsSql(QUIET, [QUIET_ENDPOINT])}
+    INSERT INTO events (id, org_id, type, audit_id, question_set_id, result, responses, occurred_at, created_at)
+      SELECT gen_random_uuid(), '${BUSY}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now(),
+             now() - (n % ${DAYS}) * interval '1 day' - (n / ${DAYS}) * interval '1 second'
+        FROM generate_series(0, ${120 * DAYS - 1}) n
+      UNION ALL
+      SELECT gen_random_uuid(), '${QUIET}', 'audit.completed', gen_random_uuid(), gen_random_uuid(), 'passed', '[]'::jsonb, now(),
+             now() - interval '10 days' - n * interval '1 second'
+        FROM generate_series(1, 12) n;
+    INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, audit_id, is_test, status, next_attempt_at, created_at, event_occurred_at)
+      SELECT ${uuidv7Of("e.created_at")}, e.org_id, CASE WHEN e.org_id = '${BUSY}' THEN '${BUSY_ENDPOINT}'::uuid ELSE '${QUIET_ENDPOINT}'::uuid END,
+             e.id, 'audit.completed', e.audit_id, false, 'succeeded', e.created_at, e.created_at, e.occurred_at
+        FROM events e;
+    ANALYZE webhook_deliveries, events;
+  `);
+}
+
+/** `db` with every statement it runs recorded. */
+function recording(db: Database) {
+  const sent: { sql: string; params: unknown[] }[] = [];
+  const recorded = new Proxy(db, {
+    get(target, key) {
+      if (key === "query") return (sql: string, params: unknown[] = [], options?: unknown) => (sent.push({ sql, params }), target.query(sql, params, options as never));
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db: recorded, sent };
+}
+
+/** The day partitions whose scans the statement's plan set up (YYYYMMDD; the history as "history"). */
+async function partitionsSetUp(db: Database, mode: "custom" | "generic", { sql, params }: { sql: string; params: unknown[] }): Promise<string[]> {
+  const rollback = new Error("rollback");
+  let days: string[] = [];
+  await db
+    .transaction(async (tx: SqlExecutor) => {
+      if (mode === "generic") await tx.exec("SET LOCAL plan_cache_mode = force_generic_plan");
+      const [row] = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+      const all = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(all)];
+      const scans = all(row!["QUERY PLAN"][0].Plan).filter((n) => /^(webhook_deliveries|events)_(p\d{8}|history)$/.test(n["Relation Name"] ?? ""));
+      days = [...new Set(scans.map((n) => n["Relation Name"]!.replace(/^.*_p?/, "")))].sort();
+      throw rollback;
+    })
+    .catch((error: unknown) => {
+      if (error !== rollback) throw error;
+    });
+  return days;
+}
+
+/** The list's first `limit` ids as one unbounded statement orders them. */
+async function firstIds(db: SqlExecutor, table: string, org: string, limit: number): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(`SELECT id FROM ${table} WHERE org_id = $1 ORDER BY created_at DESC, id DESC LIMIT ${limit}`, [org]);
+  return rows.map((r) => r.id);
+}
+
+let t: TestDatabase | undefined;
+
+describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL only: skipped unless TEST_DATABASE_URL is set)", () => {
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await partitionDays(t.db, DAYS + 2);
+    await seed(t.db);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const lists = [
+    { table: "webhook_deliveries", repo: (db: Database, now: () => Date) => webhookDeliveriesRepo(db, createCountCache(), now).list },
+    { table: "events", repo: (db: Database, now: () => Date) => eventsRepo(db, createCountCache(), now).list },
+  ];
+
+  for (const { table, repo } of lists) {
+    it.each(["custom", "generic"] as const)(`${table}: a busy org's first page is one statement that sets up the scans of the recent days only (%s plan)`, async (mode) => {
+      const now = new Date();
+      const { db, sent } = recording(t!.db);
+      const page = await repo(db, () => now)(BUSY, {}, { limit: 100, includeTotal: false });
+      expect(page.rows.map((r) => r.id)).toEqual(await firstIds(t!.db, table, BUSY, 100));
+      expect(page.hasMore).toBe(true);
+      expect(sent).toHaveLength(1);
+      const setUp = await partitionsSetUp(t!.db, mode, sent[0]!);
+      const yesterday = partitionDay(new Date(dayStart(now).getTime() - DAY_MS));
+      expect(setUp).toContain(partitionDay(now));
+      // not one older day's scan: 30 kept days cost what 2 do (the history, the DEFAULT partition,
+      // may hold any day as far as pruning knows: one scan, however many days are kept)
+      expect(setUp.filter((day) => day < yesterday)).toEqual([]);
+    });
+
+    it(`${table}: a quiet org's first page holds its rows from ten days ago, and the next one goes to them at once`, async () => {
+      const now = new Date();
+      const { db, sent } = recording(t!.db);
+      const list = repo(db, () => now);
+      const expected = await firstIds(t!.db, table, QUIET, 12);
+      expect(expected).toHaveLength(12);
+      const first = await list(QUIET, {}, { limit: 10, includeTotal: true });
+      expect(first.rows.map((r) => r.id)).toEqual(expected.slice(0, 10));
+      expect({ hasMore: first.hasMore, total: first.total }).toEqual({ hasMore: true, total: 12 });
+      // the recent days held less than a page, then the whole list was read
+      expect(sent.filter((s) => !/count\(\*\)/.test(s.sql))).toHaveLength(2);
+      sent.length = 0;
+      const again = await list(QUIET, {}, { limit: 10, includeTotal: false });
+      expect(again.rows.map((r) => r.id)).toEqual(expected.slice(0, 10));
+      // remembered for a while: one statement, the whole list's
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.params).toEqual([QUIET]);
+    });
+  }
+
+  it("a filter the recent days hold too little of reads the whole list: the page is the filtered list's first page", async () => {
+    const now = new Date();
+    const list = webhookDeliveriesRepo(t!.db, createCountCache(), () => now);
+    const page = await list.list(QUIET, { endpointId: QUIET_ENDPOINT }, { limit: 5, includeTotal: false });
+    expect(page.rows.map((r) => r.id)).toEqual((await firstIds(t!.db, "webhook_deliveries", QUIET, 5)));
+    // the busy org's endpoint: a whole page in the recent days, the same rows as the whole list gives
+    const busy = await list.list(BUSY, { endpointId: BUSY_ENDPOINT }, { limit: 50, includeTotal: false });
+    expect(busy.rows.map((r) => r.id)).toEqual(await firstIds(t!.db, "webhook_deliveries", BUSY, 50));
+  });
+});
