@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { simulatedClock } from "./lib/days.mjs";
 import { loadServer, ROOT } from "./lib/pkg.mjs";
 import { machineInfo, renderResults } from "./lib/report.mjs";
 
@@ -81,20 +82,7 @@ await server.migrate(db);
 // Day 0 starts at today's 00:00 UTC; within a simulated day the clock runs at real speed from
 // where the bench put it, so the engine's timers and leases behave as in production.
 const day0 = server.dayStart(new Date()).getTime();
-let simAt = day0;
-let realAt = Date.now();
-const clock = {
-  now: () => new Date(simAt + (Date.now() - realAt)),
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, Math.max(0, ms));
-    t.unref();
-    return { cancel: () => clearTimeout(t) };
-  },
-};
-const setClock = (at) => {
-  simAt = at;
-  realAt = Date.now();
-};
+const { clock, setClock } = simulatedClock(day0);
 
 // ---- the product server, its org, endpoints and a receiver ------------------------------------
 const ca = createTestCa();

@@ -32,3 +32,26 @@ export async function dayPartitions(client, days) {
     }
   }
 }
+
+/**
+ * A clock for the server's `clock` option that starts at `startMs` and runs at real speed from
+ * there; `setClock(at)` moves it (the retention bench's simulated days). Its timers are real ones,
+ * unreferenced, so the engine's timers and leases behave as in production.
+ */
+export function simulatedClock(startMs) {
+  let simAt = startMs;
+  let realAt = Date.now();
+  const clock = {
+    now: () => new Date(simAt + (Date.now() - realAt)),
+    setTimeout(fn, ms) {
+      const t = setTimeout(fn, Math.max(0, ms));
+      t.unref();
+      return { cancel: () => clearTimeout(t) };
+    },
+  };
+  const setClock = (at) => {
+    simAt = at;
+    realAt = Date.now();
+  };
+  return { clock, setClock };
+}

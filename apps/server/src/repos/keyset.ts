@@ -42,6 +42,12 @@ export interface ListTable {
    * "The first page over the days kept").
    */
   readonly recentFrom?: () => Date;
+  /**
+   * The reads run where PostgreSQL keeps one plan per statement (the lists' pool, db/postgres.ts).
+   * Then a page after a cursor of a `dayPartitioned` table reads the days its cursor's id names
+   * first, by plain parameters that prune the other days before the statement starts.
+   */
+  readonly plansKept?: boolean;
 }
 
 export type Walk = "first" | "older" | "newer";
@@ -64,16 +70,24 @@ const FETCH_SIZES = [11, 26, 51, 101];
  */
 export const fetchSize = (limit: number): number => FETCH_SIZES.find((n) => n > limit) ?? limit + 1;
 
-/** `recent`: a first page of the rows created from the last parameter on (see `ListTable.recentFrom`). */
-export function pageSql(source: ListTable, conditions: readonly Condition[], walk: Walk, fetch: number, recent = false): string {
+/**
+ * The whole list's page, or (`near`) only the rows near it: a first page of the rows created from
+ * the last parameter on (`ListTable.recentFrom`), a page after a cursor of the rows within its
+ * id's time window (`ListTable.plansKept`). A near page that comes back full is the page.
+ */
+export function pageSql(source: ListTable, conditions: readonly Condition[], walk: Walk, fetch: number, near = false): string {
   const where = filterSql(conditions);
   const next = conditions.length + 2;
-  // PostgreSQL prunes the older days as the statement starts, so the kept plan sets up the recent
-  // days' scans only. Through text: a plain timestamptz parameter let PostgreSQL prune the days in
-  // a plan made for the values, priced below the kept plan, and it planned such a page again
-  // every time (1 ms over 46 days); a cast that depends on the session's time zone is not folded
-  // when planning, so both plans hold every day, and the kept one is kept.
-  if (walk === "first" && recent) where.push(`t.created_at >= ($${next}::text)::timestamptz`);
+  const recent = near && walk === "first";
+  const windowed = near && walk !== "first" && source.dayPartitioned === true;
+  // PostgreSQL prunes the older days as the statement starts, so a kept plan sets up the recent
+  // days' scans only. The deliveries' and events' pages run where plans are always kept (the lists'
+  // pool, db/postgres.ts); elsewhere (the embedded database) PostgreSQL chooses, and a plain
+  // timestamptz parameter let it prune the days in a plan made for the values, priced below the
+  // kept plan, and plan such a page again every time (1 ms over 46 days). A cast through text,
+  // which depends on the session's time zone, is not folded when planning: both plans hold every
+  // day, and over many days the kept one is kept.
+  if (recent) where.push(`t.created_at >= ($${next}::text)::timestamptz`);
   if (walk !== "first") {
     // The cursor is a row comparison against an uncorrelated subselect: PostgreSQL runs it once
     // (an InitPlan) and uses its result as the index scan's start key, so the page after 900,000
@@ -83,9 +97,11 @@ export function pageSql(source: ListTable, conditions: readonly Condition[], wal
     // when it runs, which leaves the plan made without the values as cheap as one made for them,
     // so PostgreSQL keeps it. Passed as plain parameters, they made every page's plan for its
     // values dearer to make than the page was to read (bench/NOTES.md, "Planning over day partitions").
-    const window = source.dayPartitioned
-      ? ` AND c.created_at >= (SELECT $${next + 1}::timestamptz) AND c.created_at < (SELECT $${next + 2}::timestamptz)`
-      : "";
+    // Where plans are always kept, plain parameters prune the cursor's and the page's other days
+    // before the statement starts (`windowed`); the subselects leave a scan of every day set up.
+    const [from, until] = windowed ? [`$${next + 1}::timestamptz`, `$${next + 2}::timestamptz`] : [`(SELECT $${next + 1}::timestamptz)`, `(SELECT $${next + 2}::timestamptz)`];
+    const window = source.dayPartitioned ? ` AND c.created_at >= ${from} AND c.created_at < ${until}` : "";
+    if (windowed) where.push(`t.created_at >= ${from} AND t.created_at < ${until}`);
     const cursor = `(SELECT c.created_at, c.id FROM ${source.table} c WHERE c.id = $${next} AND c.org_id = $1${window})`;
     where.push(`(t.created_at, t.id) ${walk === "older" ? "<" : ">"} ${cursor}`);
   }
@@ -132,14 +148,14 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
   };
   const shapeOf = (conditions: readonly Condition[]) => conditions.map((c) => `${c.column}${c.op}`).join(",");
   const cursorSql = `SELECT 1 AS found FROM ${source.table} WHERE id = $1 AND org_id = $2`;
-  // org + filter shape → until when (the monotonic clock: this process's own memory) its recent
-  // days are known to hold less than a page
+  // filter shape and values (the org's among them) → until when (the monotonic clock: this
+  // process's own memory) its recent days are known to hold less than a page
   const sparse = new Map<string, number>();
 
   /** A first page: the recent days first, the whole list only when they held less than a page. */
-  async function firstPage(on: SqlExecutor, orgId: string, conditions: readonly Condition[], shape: string, fetch: number, params: unknown[]): Promise<Row[]> {
+  async function firstPage(on: SqlExecutor, conditions: readonly Condition[], shape: string, fetch: number, params: unknown[]): Promise<Row[]> {
     const whole = statement(`first:${shape}:${fetch}`, () => pageSql(source, conditions, "first", fetch));
-    const key = `${orgId}\n${shape}`;
+    const key = `${shape}\n${JSON.stringify(params)}`;
     const sparseUntil = sparse.get(key);
     if (!source.recentFrom || (sparseUntil !== undefined && performance.now() < sparseUntil)) return on.query<Row>(whole.sql, params, { name: whole.name });
     const recent = statement(`recent:${shape}:${fetch}`, () => pageSql(source, conditions, "first", fetch, true));
@@ -176,11 +192,17 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
       params.push(w?.from ?? "-infinity", w?.until ?? "infinity");
     }
     // The page and the count run together; Promise.all settles both when either fails.
-    const byCursor = (): Promise<Row[]> => {
-      const { sql, name } = statement(`${walk}:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch));
-      return on.query<Row>(sql, params, { name });
+    const byCursor = async (): Promise<Row[]> => {
+      const whole = statement(`${walk}:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch));
+      if (source.plansKept && source.dayPartitioned && cursorId !== undefined && idTimeWindow(cursorId)) {
+        // the cursor's days first: when they hold a whole page past it, that is the page
+        const near = statement(`${walk}-near:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch, true));
+        const rows = await on.query<Row>(near.sql, params, { name: near.name });
+        if (rows.length >= fetch) return rows;
+      }
+      return on.query<Row>(whole.sql, params, { name: whole.name });
     };
-    const rows = walk === "first" ? firstPage(on, orgId, conditions, shape, fetch, params) : byCursor();
+    const rows = walk === "first" ? firstPage(on, conditions, shape, fetch, params) : byCursor();
     const [fetched, total] = await Promise.all([rows, page.includeTotal ? count(orgId, conditions, shape) : undefined]);
     // An empty page after a cursor may also mean the cursor is not an item of this list: only
     // then is it looked up on its own.

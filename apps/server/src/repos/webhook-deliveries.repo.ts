@@ -46,10 +46,14 @@ function conditions(f: DeliveryFilters): Condition[] {
   return c;
 }
 
-/** `now`: the one clock, for where a first page looks first (`ListTable.recentFrom`); `pages`: where list pages are read (default `db`). */
-export function webhookDeliveriesRepo(db: Database, counts: CountCache, now: () => Date, pages: SqlExecutor = db) {
+/** `now`: the one clock, for where a first page looks first (`ListTable.recentFrom`); `pages`: connections that keep their plans, where list pages are read (default `db`). */
+export function webhookDeliveriesRepo(db: Database, counts: CountCache, now: () => Date, pages?: SqlExecutor) {
   const prisma = db.prisma;
-  const read = keysetReader<DeliveryRow>(pages, { table: "webhook_deliveries", columns: COLUMNS, dayPartitioned: true, recentFrom: recentDaysFrom(now) }, counts);
+  const read = keysetReader<DeliveryRow>(
+    pages ?? db,
+    { table: "webhook_deliveries", columns: COLUMNS, dayPartitioned: true, recentFrom: recentDaysFrom(now), plansKept: pages !== undefined },
+    counts,
+  );
   return {
     list(orgId: string, f: DeliveryFilters, page: PageRequest): Promise<Page<DeliveryRow>> {
       return read(orgId, conditions(f), page);

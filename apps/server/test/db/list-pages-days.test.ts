@@ -1,13 +1,16 @@
-// A list's first page must cost the same with 2 day partitions and with 40. Its statement orders
+// A list's pages must cost the same with 2 day partitions and with 40. Their statements order
 // every kept day newest first; unbounded, PostgreSQL sets up a scan of every day partition each
-// time it runs it (0.43 against 0.33 ms a page over 46 days against 9, bench/NOTES.md). The first
-// page reads the recent days first (repos/keyset.ts, `recentFrom`): only their scans are set up,
-// in the plan made for the values and in the generic plan a prepared statement keeps. And the page
-// is the list's first page whatever the recent days hold: a quiet org's rows from ten days ago
-// are still on it.
+// time it runs one (0.43 against 0.33 ms a first page over 46 days against 9, bench/NOTES.md). The
+// first page reads the recent days first (repos/keyset.ts, `recentFrom`), a page after a cursor
+// the days its cursor's id names (`plansKept`, on connections that keep their plans): only those
+// days' scans are set up, in the plan made for the values and in the one PostgreSQL keeps. And
+// each page is the list's page whatever those days hold: a quiet org's rows from ten days ago are
+// still on its first page, and the page after the last of a day's rows goes on into the days before.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Database, SqlExecutor } from "../../src/db/client.js";
+import { openGenericReads, type Database, type SqlExecutor } from "../../src/db/client.js";
 import { DAY_MS, dayStart } from "../../src/domain/retention.js";
+import { InvalidCursorError } from "../../src/lib/errors.js";
+import { uuidv7Millis } from "../../src/lib/ids.js";
 import { createCountCache } from "../../src/repos/count-cache.js";
 import { eventsRepo } from "../../src/repos/events.repo.js";
 import { webhookDeliveriesRepo } from "../../src/repos/webhook-deliveries.repo.js";
@@ -21,6 +24,8 @@ const QUIET = "0190a000-0000-7000-8000-00000000d002";
 const BUSY_ENDPOINT = "0190a000-0000-7000-8000-00000000d0e1";
 const QUIET_ENDPOINT = "0190a000-0000-7000-8000-00000000d0e2";
 const DAYS = 30;
+
+const uuidTime = (id: string) => uuidv7Millis(id);
 
 /** YYYYMMDD of the day partition holding `at`. */
 const partitionDay = (at: Date) => at.toISOString().slice(0, 10).replaceAll("-", "");
@@ -50,7 +55,7 @@ async function seed(db: SqlExecutor): Promise<void> {
 }
 
 /** `db` with every statement it runs recorded. */
-function recording(db: Database) {
+function recording<D extends SqlExecutor>(db: D) {
   const sent: { sql: string; params: unknown[] }[] = [];
   const recorded = new Proxy(db, {
     get(target, key) {
@@ -87,16 +92,24 @@ async function firstIds(db: SqlExecutor, table: string, org: string, limit: numb
   return rows.map((r) => r.id);
 }
 
+/** The org's deliveries in list order (newest first), every one. */
+async function allDeliveryIds(db: SqlExecutor, org: string): Promise<string[]> {
+  return (await db.query<{ id: string }>("SELECT id FROM webhook_deliveries WHERE org_id = $1 ORDER BY created_at DESC, id DESC", [org])).map((r) => r.id);
+}
+
 let t: TestDatabase | undefined;
+let keptPlans: ReturnType<typeof openGenericReads> | undefined;
 
 describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL only: skipped unless TEST_DATABASE_URL is set)", () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     await partitionDays(t.db, DAYS + 2);
     await seed(t.db);
+    keptPlans = openGenericReads(t.databaseUrl!, 2);
   });
 
   afterAll(async () => {
+    await keptPlans?.close();
     await t?.close();
   });
 
@@ -149,5 +162,45 @@ describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL 
     // the busy org's endpoint: a whole page in the recent days, the same rows as the whole list gives
     const busy = await list.list(BUSY, { endpointId: BUSY_ENDPOINT }, { limit: 50, includeTotal: false });
     expect(busy.rows.map((r) => r.id)).toEqual(await firstIds(t!.db, "webhook_deliveries", BUSY, 50));
+  });
+
+  it.each(["custom", "generic"] as const)("a page after a cursor, where plans are kept, is one statement that sets up the scans of the cursor's days only (%s plan)", async (mode) => {
+    const now = new Date();
+    const all = await allDeliveryIds(t!.db, BUSY);
+    // a cursor in the middle of the days: 15 days back
+    const at = all.findIndex((id) => (uuidTime(id) < now.getTime() - 15 * DAY_MS));
+    const { db, sent } = recording(keptPlans!);
+    const list = webhookDeliveriesRepo(t!.db, createCountCache(), () => now, db);
+    const older = await list.list(BUSY, {}, { limit: 100, includeTotal: false, startingAfter: all[at] });
+    expect(older.rows.map((r) => r.id)).toEqual(all.slice(at + 1, at + 101));
+    const newer = await list.list(BUSY, {}, { limit: 100, includeTotal: false, endingBefore: all[at] });
+    expect(newer.rows.map((r) => r.id)).toEqual(all.slice(at - 100, at));
+    expect(sent).toHaveLength(2);
+    const cursorDay = uuidTime(all[at]!);
+    const days = [-1, 0, 1].map((d) => partitionDay(new Date(cursorDay + d * DAY_MS)));
+    for (const statement of sent) {
+      const setUp = await partitionsSetUp(t!.db, mode, statement);
+      expect(setUp.filter((day) => !days.includes(day))).toEqual([]);
+    }
+  });
+
+  it("a page after a cursor goes on into the days before the cursor's when its days hold less than a page, and knows a cursor that is not on the list", async () => {
+    const now = new Date();
+    const { db, sent } = recording(keptPlans!);
+    const list = webhookDeliveriesRepo(t!.db, createCountCache(), () => now, db);
+    const all = await allDeliveryIds(t!.db, BUSY);
+    // the oldest day's rows and past them: the list ends, the page is short
+    const tail = await list.list(BUSY, {}, { limit: 100, includeTotal: false, startingAfter: all[all.length - 50] });
+    expect(tail.rows.map((r) => r.id)).toEqual(all.slice(all.length - 49));
+    expect(tail.hasMore).toBe(false);
+    // the quiet org's twelve rows, ten days ago: the window holds them all
+    const quiet = await allDeliveryIds(t!.db, QUIET);
+    const after = await list.list(QUIET, {}, { limit: 5, includeTotal: false, startingAfter: quiet[2] });
+    expect(after.rows.map((r) => r.id)).toEqual(quiet.slice(3, 8));
+    // two statements for a short page: the cursor's days, then the whole list
+    sent.length = 0;
+    await list.list(QUIET, {}, { limit: 100, includeTotal: false, startingAfter: quiet[2] });
+    expect(sent).toHaveLength(2);
+    await expect(list.list(QUIET, {}, { limit: 5, includeTotal: false, startingAfter: all[5] })).rejects.toBeInstanceOf(InvalidCursorError);
   });
 });
