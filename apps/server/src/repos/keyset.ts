@@ -81,13 +81,13 @@ export function pageSql(source: ListTable, conditions: readonly Condition[], wal
   const recent = near && walk === "first";
   const windowed = near && walk !== "first" && source.dayPartitioned === true;
   // PostgreSQL prunes the older days as the statement starts, so a kept plan sets up the recent
-  // days' scans only. The deliveries' and events' pages run where plans are always kept (the lists'
-  // pool, db/postgres.ts); elsewhere (the embedded database) PostgreSQL chooses, and a plain
-  // timestamptz parameter let it prune the days in a plan made for the values, priced below the
-  // kept plan, and plan such a page again every time (1 ms over 46 days). A cast through text,
-  // which depends on the session's time zone, is not folded when planning: both plans hold every
-  // day, and over many days the kept one is kept.
-  if (recent) where.push(`t.created_at >= ($${next}::text)::timestamptz`);
+  // days' scans only (the history's too, through the cast). The deliveries' and events' pages run
+  // where plans are always kept (the lists' pool, db/postgres.ts); elsewhere (the embedded
+  // database) PostgreSQL chooses, and a plain timestamptz parameter let it prune the days in a
+  // plan made for the values, priced below the kept plan, and plan such a page again every time
+  // (1 ms over 46 days). A cast through text, which depends on the session's time zone, is not
+  // folded when planning: both plans hold every day, and over many days the kept one is kept.
+  if (recent) where.push(source.plansKept ? `t.created_at >= $${next}::timestamptz` : `t.created_at >= ($${next}::text)::timestamptz`);
   if (walk !== "first") {
     // The cursor is a row comparison against an uncorrelated subselect: PostgreSQL runs it once
     // (an InitPlan) and uses its result as the index scan's start key, so the page after 900,000

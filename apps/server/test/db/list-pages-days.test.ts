@@ -114,15 +114,19 @@ describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL 
   });
 
   const lists = [
-    { table: "webhook_deliveries", repo: (db: Database, now: () => Date) => webhookDeliveriesRepo(db, createCountCache(), now).list },
-    { table: "events", repo: (db: Database, now: () => Date) => eventsRepo(db, createCountCache(), now).list },
+    { table: "webhook_deliveries", repo: (db: Database, now: () => Date, pages?: SqlExecutor) => webhookDeliveriesRepo(db, createCountCache(), now, pages).list },
+    { table: "events", repo: (db: Database, now: () => Date, pages?: SqlExecutor) => eventsRepo(db, createCountCache(), now, pages).list },
   ];
 
   for (const { table, repo } of lists) {
-    it.each(["custom", "generic"] as const)(`${table}: a busy org's first page is one statement that sets up the scans of the recent days only (%s plan)`, async (mode) => {
+    it.each([
+      ["custom", "on the main pool"],
+      ["generic", "on the main pool"],
+      ["generic", "where plans are kept"],
+    ] as const)(`${table}: a busy org's first page is one statement that sets up the scans of the recent days only (%s plan, %s)`, async (mode, where) => {
       const now = new Date();
-      const { db, sent } = recording(t!.db);
-      const page = await repo(db, () => now)(BUSY, {}, { limit: 100, includeTotal: false });
+      const { db, sent } = recording(where === "on the main pool" ? t!.db : keptPlans!);
+      const page = await (where === "on the main pool" ? repo(db as Database, () => now) : repo(t!.db, () => now, db))(BUSY, {}, { limit: 100, includeTotal: false });
       expect(page.rows.map((r) => r.id)).toEqual(await firstIds(t!.db, table, BUSY, 100));
       expect(page.hasMore).toBe(true);
       expect(sent).toHaveLength(1);
