@@ -8,7 +8,7 @@
 // the machine does meanwhile falls on both alike. Prints each page's p50 on both and their ratio.
 // `--against .` is an A/A run: what the harness itself tells apart.
 //
-//   node bench/lists-ab.mjs --against ../other [--db ars_bench_retention] [--requests 1500]
+//   node bench/lists-ab.mjs --against ../other [--db ars_bench_retention] [--requests 1500] [--at 2026-11-29T01:00:00Z]
 //   node bench/lists-ab.mjs --against ../other --concurrency 8 [--seconds 5] [--rounds 3]
 //
 // Under load (`--concurrency`) each build serves the page alone for a few seconds at a time, in
@@ -29,6 +29,8 @@ const { values: args } = parseArgs({
     db: { type: "string", default: "ars_bench_retention" },
     against: { type: "string" },
     requests: { type: "string", default: "1500" },
+    // the simulated clock's start (ISO 8601); default an hour into the day after the newest deliveries
+    at: { type: "string" },
     // under load instead: N requests in flight, one build at a time for `seconds`, alternating
     // `rounds` times; this process's CPU (servers and clients) and PostgreSQL's per request
     concurrency: { type: "string" },
@@ -55,7 +57,7 @@ const db = await ours.openDatabase({ databaseUrl, poolSize: 2 });
 const [{ org_id: org }] = await db.query("SELECT org_id FROM webhook_deliveries GROUP BY 1 ORDER BY count(*) DESC LIMIT 1");
 const [{ last }] = await db.query("SELECT max(created_at) AS last FROM webhook_deliveries WHERE org_id = $1", [org]);
 const [{ endpoint_id: endpoint }] = await db.query("SELECT endpoint_id FROM webhook_deliveries WHERE org_id = $1 ORDER BY endpoint_id LIMIT 1", [org]);
-const { clock } = simulatedClock(ours.dayStart(new Date(last)).getTime() + ours.DAY_MS + 3_600_000);
+const { clock } = simulatedClock(args.at ? Date.parse(args.at) : ours.dayStart(new Date(last)).getTime() + ours.DAY_MS + 3_600_000);
 const { token } = await ours.createToken(db, { orgId: org, scopes: ours.ALL_SCOPES });
 const options = {
   port: 0, metricsPort: 0, databaseUrl, encryptionKey: randomBytes(32).toString("base64"), dispatcher: false, clock: () => clock,
