@@ -8,7 +8,7 @@ import { PrismaClient } from "../generated/prisma/client.js";
 import { createPgListener } from "./notify.js";
 import { createReadRetry, withReadRetry } from "./read-retry.js";
 import { sharedParsers } from "./sql-types.js";
-import { assertChannelName, type Database, type QueryOptions, type Row, type Session, type SqlExecutor } from "./types.js";
+import { assertChannelName, type Database, type PoolStats, type QueryOptions, type Row, type Session, type SqlExecutor } from "./types.js";
 
 const DEFAULT_POOL_SIZE = 10;
 
@@ -87,7 +87,11 @@ async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
 /** The session settings of OpenDatabaseOptions.genericPlans: one plan per statement and connection, never a sequential scan. */
 const GENERIC_PLANS = "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off";
 
-export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE, { genericPlans = false } = {}): Promise<Database> {
+/**
+ * A pool, its twin for second runs, and raw SQL on them with one retry of a read that lost its
+ * connection (read-retry.ts). `genericPlans`: OpenDatabaseOptions.
+ */
+function readPools(databaseUrl: string, poolSize: number, genericPlans: boolean) {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: poolSize,
@@ -101,14 +105,25 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
   const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1, ...(genericPlans && { options: GENERIC_PLANS }) });
   freshPool.on("error", () => undefined);
   const retry = createReadRetry();
+  return {
+    pool,
+    freshPool,
+    retry,
+    raw: retrying(pool, freshPool, retry),
+    poolStats: (): PoolStats => ({ max: poolSize, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
+    end: () => Promise.all([pool.end(), freshPool.end()]).then(() => undefined),
+  };
+}
+
+export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE, { genericPlans = false } = {}): Promise<Database> {
+  const { pool, freshPool, retry, raw, poolStats, end } = readPools(databaseUrl, poolSize, genericPlans);
   const prisma = new PrismaClient({ adapter: withReadRetry(new PrismaPg(pool), new PrismaPg(freshPool), retry) });
   const listener = createPgListener(databaseUrl);
-  const raw = retrying(pool, freshPool, retry);
 
   try {
     await raw.query("SELECT 1");
   } catch (error) {
-    await Promise.all([pool.end(), freshPool.end()]).catch(() => undefined);
+    await end().catch(() => undefined);
     throw error;
   }
 
@@ -146,7 +161,7 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
 
     listen: listener.listen,
 
-    poolStats: () => ({ max: poolSize, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
+    poolStats,
 
     connectionRetries: retry.counts,
 
@@ -159,7 +174,7 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
     async close() {
       await listener.close();
       await prisma.$disconnect();
-      await Promise.all([pool.end(), freshPool.end()]);
+      await end();
     },
   };
 }
@@ -173,18 +188,7 @@ export async function openPostgres(databaseUrl: string, poolSize = DEFAULT_POOL_
  * is retried once, as on the main pool.
  */
 export function openGenericReads(databaseUrl: string, poolSize: number): SqlExecutor & Pick<Database, "poolStats" | "connectionRetries"> & { close(): Promise<void> } {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, options: GENERIC_PLANS, idleTimeoutMillis: 0 });
-  pool.on("error", () => undefined);
-  const freshPool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 1, options: GENERIC_PLANS });
-  freshPool.on("error", () => undefined);
   // connections open as reads need them: a process that serves no list opens none
-  const retry = createReadRetry();
-  return {
-    ...retrying(pool, freshPool, retry),
-    connectionRetries: retry.counts,
-    poolStats: () => ({ max: poolSize, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
-    async close() {
-      await Promise.all([pool.end(), freshPool.end()]);
-    },
-  };
+  const { raw, retry, poolStats, end } = readPools(databaseUrl, poolSize, true);
+  return { ...raw, connectionRetries: retry.counts, poolStats, close: end };
 }

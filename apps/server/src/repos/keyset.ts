@@ -152,19 +152,33 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
   // process's own memory) its recent days are known to hold less than a page
   const sparse = new Map<string, number>();
 
-  /** A first page: the recent days first, the whole list only when they held less than a page. */
-  async function firstPage(on: SqlExecutor, conditions: readonly Condition[], shape: string, fetch: number, params: unknown[]): Promise<Row[]> {
-    const whole = statement(`first:${shape}:${fetch}`, () => pageSql(source, conditions, "first", fetch));
-    const key = `${shape}\n${JSON.stringify(params)}`;
-    const sparseUntil = sparse.get(key);
-    if (!source.recentFrom || (sparseUntil !== undefined && performance.now() < sparseUntil)) return on.query<Row>(whole.sql, params, { name: whole.name });
-    const recent = statement(`recent:${shape}:${fetch}`, () => pageSql(source, conditions, "first", fetch, true));
-    // newest first: when the recent days hold a whole page, they hold the list's first page
-    const rows = await on.query<Row>(recent.sql, [...params, source.recentFrom().toISOString()], { name: recent.name });
-    sparse.delete(key);
-    if (rows.length >= fetch) return rows;
-    sparse.set(key, performance.now() + SPARSE_MS);
-    if (sparse.size > SPARSE_ENTRIES) sparse.delete(sparse.keys().next().value!);
+  /**
+   * A page: where the table allows, the rows near it first (`pageSql`'s `near`: a first page's
+   * recent days, a cursor's days), and the whole list's statement only when those held less than
+   * a page. A first page whose recent days did is remembered as such for a while.
+   */
+  async function readPage(on: SqlExecutor, conditions: readonly Condition[], walk: Walk, shape: string, fetch: number, params: unknown[], cursorId: string | undefined): Promise<Row[]> {
+    const whole = statement(`${walk}:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch));
+    // a first page's filter shape and values, the org's among them (not built for other pages)
+    const sparseKey = walk === "first" ? `${shape}\n${JSON.stringify(params)}` : "";
+    let nearParams: unknown[] | null = null;
+    if (walk === "first") {
+      const sparseUntil = sparse.get(sparseKey);
+      if (source.recentFrom && !(sparseUntil !== undefined && performance.now() < sparseUntil)) nearParams = [...params, source.recentFrom().toISOString()];
+    } else if (source.plansKept && source.dayPartitioned && cursorId !== undefined && idTimeWindow(cursorId)) {
+      nearParams = params;
+    }
+    if (nearParams) {
+      const near = statement(`${walk}-near:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch, true));
+      // newest (or nearest) first: when the rows near the page fill it, they are the page
+      const rows = await on.query<Row>(near.sql, nearParams, { name: near.name });
+      if (walk === "first") {
+        sparse.delete(sparseKey);
+        if (rows.length < fetch) sparse.set(sparseKey, performance.now() + SPARSE_MS);
+        if (sparse.size > SPARSE_ENTRIES) sparse.delete(sparse.keys().next().value!);
+      }
+      if (rows.length >= fetch) return rows;
+    }
     return on.query<Row>(whole.sql, params, { name: whole.name });
   }
 
@@ -192,17 +206,7 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
       params.push(w?.from ?? "-infinity", w?.until ?? "infinity");
     }
     // The page and the count run together; Promise.all settles both when either fails.
-    const byCursor = async (): Promise<Row[]> => {
-      const whole = statement(`${walk}:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch));
-      if (source.plansKept && source.dayPartitioned && cursorId !== undefined && idTimeWindow(cursorId)) {
-        // the cursor's days first: when they hold a whole page past it, that is the page
-        const near = statement(`${walk}-near:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch, true));
-        const rows = await on.query<Row>(near.sql, params, { name: near.name });
-        if (rows.length >= fetch) return rows;
-      }
-      return on.query<Row>(whole.sql, params, { name: whole.name });
-    };
-    const rows = walk === "first" ? firstPage(on, conditions, shape, fetch, params) : byCursor();
+    const rows = readPage(on, conditions, walk, shape, fetch, params, cursorId);
     const [fetched, total] = await Promise.all([rows, page.includeTotal ? count(orgId, conditions, shape) : undefined]);
     // An empty page after a cursor may also mean the cursor is not an item of this list: only
     // then is it looked up on its own.
