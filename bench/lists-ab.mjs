@@ -22,6 +22,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { postgresCpuMs } from "./lib/children.mjs";
 import { simulatedClock } from "./lib/days.mjs";
+import { p50, sideBySide, timedGet } from "./lib/side-by-side.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -45,7 +46,6 @@ const dist = (checkout) => {
   return pathToFileURL(file).href;
 };
 const REQUESTS = Number(args.requests);
-const WARM_UP = 50;
 const url = new URL(args["database-url"]);
 url.pathname = `/${args.db}`;
 const databaseUrl = url.toString();
@@ -65,20 +65,12 @@ const options = {
 };
 const servers = { against: await theirs.startServer(options), this: await ours.startServer(options) };
 const headers = { authorization: `Bearer ${token}` };
-async function timed(base, path) {
-  const t = performance.now();
-  const res = await fetch(base + path, { headers });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
-  return performance.now() - t;
-}
 const first = await (await fetch(`${servers.this.url}/v2/webhook_deliveries?limit=100`, { headers })).json();
 const pages = {
   "first page": "/v2/webhook_deliveries?limit=100",
   "second page by cursor": `/v2/webhook_deliveries?limit=100&starting_after=${first.data.at(-1).id}`,
   "one endpoint": `/v2/webhook_deliveries?limit=100&endpoint_id=${endpoint}`,
 };
-const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** `path` on one build for `seconds` with `concurrency` requests in flight: requests/s, CPU ms per request here and in PostgreSQL. */
 async function load(base, path, concurrency, seconds) {
   const until = performance.now() + seconds * 1000;
@@ -88,7 +80,7 @@ async function load(base, path, concurrency, seconds) {
   let done = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (performance.now() < until) {
-      await timed(base, path);
+      await timedGet(base + path, headers);
       done++;
     }
   }));
@@ -119,16 +111,10 @@ if (args.concurrency) {
 }
 
 console.log(`${args.db}, org ${org}, clock at ${clock.now().toISOString()}; ${REQUESTS} requests per page and build, alternating`);
-for (const [name, path] of Object.entries(pages)) {
-  const ms = { this: [], against: [] };
-  for (let i = 0; i < REQUESTS + WARM_UP; i++) {
-    // who goes first alternates too
-    for (const side of i % 2 ? ["this", "against"] : ["against", "this"]) {
-      const t = await timed(servers[side].url, path);
-      if (i >= WARM_UP) ms[side].push(t);
-    }
-  }
-  console.log(`${name}: this ${p50(ms.this).toFixed(3)} ms, against ${p50(ms.against).toFixed(3)} ms (p50), this ÷ against ${(p50(ms.this) / p50(ms.against)).toFixed(3)}`);
+const sides = { this: { url: servers.this.url, headers }, against: { url: servers.against.url, headers } };
+const measured = await sideBySide(sides, Object.fromEntries(Object.entries(pages).map(([name, path]) => [name, { this: path, against: path }])), { requests: REQUESTS });
+for (const [name, { this: ours, against }] of Object.entries(measured)) {
+  console.log(`${name}: this ${ours.toFixed(3)} ms, against ${against.toFixed(3)} ms (p50), this ÷ against ${(ours / against).toFixed(3)}`);
 }
 await servers.this.close();
 await servers.against.close();

@@ -10,10 +10,12 @@
 // process, on the same simulated clock) answers list requests, and its dispatcher delivers
 // freshly published events to a loopback HTTPS receiver.
 //
-// The targets (day 60 within 10 % of day 1) are judged on measurements taken alternately at the
-// end of the run: a database holding one day, then this run's database after its last day, a few
-// times over. Day 1 and day 60 of the run itself are ten minutes apart, and a shared 2-core
-// machine's speed drifts by more than 10 % in ten minutes; the in-run figures are reported beside.
+// The targets (day 60 within 10 % of day 1) are judged after the run, on a database holding one
+// day against this run's database after its last day, measured in the same minutes: the lists by
+// two servers in this process, one on each database, their requests alternating one by one; the
+// engine by child runs, one database then the other, a few times over. Day 1 and day 60 of the run
+// itself are ten minutes apart, and a shared 2-core machine's speed drifts by more than 10 % in ten
+// minutes; the in-run figures are reported beside.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -22,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { simulatedClock } from "./lib/days.mjs";
+import { sideBySide } from "./lib/side-by-side.mjs";
 import { loadServer, ROOT } from "./lib/pkg.mjs";
 import { machineInfo, renderResults } from "./lib/report.mjs";
 
@@ -33,6 +36,8 @@ const { values: args } = parseArgs({
     "measure-days": { type: "string", default: "1,60" },
     "engine-events": { type: "string", default: "2000" },
     "list-requests": { type: "string", default: "300" },
+    // requests per page and database of the side-by-side list comparison after the run
+    "side-by-side-requests": { type: "string", default: "1000" },
     "database-url": { type: "string", default: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
     db: { type: "string", default: "ars_bench_retention" },
     "no-write": { type: "boolean", default: false },
@@ -227,7 +232,7 @@ async function engineThroughput() {
  * (bench/NOTES.md, "Drift, and day 60 measured against day 1 in the same minutes"): both sides are
  * measured as a service runs once its maintenance has caught up.
  */
-async function settle() {
+async function settle(db) {
   const t = performance.now();
   await db.exec("VACUUM (ANALYZE) webhook_deliveries, events, webhook_delivery_attempts, event_ids");
   const vacuumMs = performance.now() - t;
@@ -267,7 +272,7 @@ if (args["measure-only"]) {
   const listToken = (await server.createToken(db, { orgId: earlier, scopes: server.ALL_SCOPES })).token;
   const listApi = (path) => fetch(`${product.url}${path}`, { headers: { authorization: `Bearer ${listToken}` } });
   const [, , { id: endpoint }] = await db.query("SELECT id FROM webhook_endpoints WHERE org_id = $1 ORDER BY id", [earlier]);
-  const settled = await settle();
+  const settled = await settle(db);
   const m = { day: d, settled, lists: await listLatency(listApi, endpoint), engine: await engineThroughput() };
   log(`day ${d} (measure only): ${JSON.stringify(m)}`);
   if (args.emit) console.log(`RESULT ${JSON.stringify(m)}`);
@@ -280,10 +285,12 @@ for (let d = 0; d < DAYS; d++) {
   setClock(day0 + d * DAY + 3_600_000);
   if (MEASURE.includes(d)) {
     log(`day ${d}: measuring lists and the engine`);
-    const settled = await settle();
+    const settled = await settle(db);
     measured[d] = { settled, lists: await listLatency(api, endpoints[2]), engine: await engineThroughput() };
     log(`day ${d}:`, JSON.stringify(measured[d]));
     if (args.emit) console.log(`RESULT ${JSON.stringify({ day: d, ...measured[d] })}`);
+    // a child measures and is done: what it would write after its last measurement is not read
+    if (args.emit && d === Math.max(...MEASURE)) break;
   }
   const t = performance.now();
   await generateDay(d);
@@ -314,21 +321,25 @@ for (let d = 0; d < DAYS; d++) {
 await product.close();
 await receiver.close();
 await db.close();
-const alternated = args.emit ? null : alternate(Number(args["alternate-rounds"]));
-const elapsedS = (Date.now() - started) / 1000;
 if (args.emit) process.exit(0);
+const alternated = alternate(Number(args["alternate-rounds"]));
+const sideBySideLists = alternated ? await listsSideBySide(Number(args["side-by-side-requests"])) : null;
+const elapsedS = (Date.now() - started) / 1000;
 
 /**
  * Day 1 against the last day, measured in the same minutes: each round measures a fresh database
  * holding one day (its own child run of this script), then this run's database as its last day
  * left it (`--measure-only`). Medians over the rounds.
  */
+function child(extra) {
+  const common = ["--database-url", args["database-url"], "--engine-events", args["engine-events"], "--list-requests", args["list-requests"], "--events-per-day", args["events-per-day"], "--emit"];
+  return execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...extra, ...common], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
+}
+
 function alternate(rounds) {
   if (rounds <= 0) return null;
-  const self = fileURLToPath(import.meta.url);
-  const common = ["--database-url", args["database-url"], "--engine-events", args["engine-events"], "--list-requests", args["list-requests"], "--events-per-day", args["events-per-day"], "--emit"];
   const measure = (extra) => {
-    const out = execFileSync(process.execPath, [self, ...extra, ...common], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
+    const out = child(extra);
     const line = out.split("\n").find((l) => l.startsWith("RESULT "));
     if (!line) throw new Error(`no RESULT line from ${extra.join(" ")}`);
     return JSON.parse(line.slice("RESULT ".length));
@@ -349,6 +360,52 @@ function alternate(rounds) {
   return { rounds, early: summary(early), late: summary(late), raw: { early, late } };
 }
 
+/**
+ * The lists of day 1 and of the last day side by side: a database holding one day (a child run
+ * that generates day 0 and stops) and this run's database, each served by a server of this build
+ * in this process on its own simulated clock (an hour into the day after its newest deliveries,
+ * as the in-run measurement), the requests alternating between the two one by one. Each side reads
+ * its org with the most deliveries (the child runs above published theirs under orgs of their own).
+ */
+async function listsSideBySide(requests) {
+  child(["--db", `${args.db}_day1`, "--days", "1", "--measure-days=-1", "--no-write"]);
+  const sides = {};
+  const paths = { first: {}, cursor: {}, endpoint: {} };
+  const days = {};
+  const opened = [];
+  for (const [side, name] of [["early", `${args.db}_day1`], ["late", args.db]]) {
+    const u = new URL(args["database-url"]);
+    u.pathname = `/${name}`;
+    const sideDb = await server.openDatabase({ databaseUrl: u.toString(), poolSize: 2 });
+    await settle(sideDb);
+    const [{ org_id: orgId }] = await sideDb.query("SELECT org_id FROM webhook_deliveries GROUP BY 1 ORDER BY count(*) DESC LIMIT 1");
+    const [{ last }] = await sideDb.query("SELECT max(created_at) AS last FROM webhook_deliveries WHERE org_id = $1", [orgId]);
+    const [, , { id: endpoint }] = await sideDb.query("SELECT id FROM webhook_endpoints WHERE org_id = $1 ORDER BY id", [orgId]);
+    const at = server.dayStart(new Date(last)).getTime() + DAY;
+    days[side] = side === "early" ? 1 : Math.round((at - day0) / DAY);
+    const { clock: sideClock } = simulatedClock(at + 3_600_000);
+    const { token: sideToken } = await server.createToken(sideDb, { orgId, scopes: server.ALL_SCOPES });
+    const srv = await server.startServer({
+      port: 0, metricsPort: 0, databaseUrl: u.toString(), encryptionKey: randomBytes(32).toString("base64"), dispatcher: false,
+      clock: () => sideClock, rateLimitPerMinute: 0, validateResponses: false, logLevel: "warn", retentionDays: RETENTION, housekeepingIntervalMs: DAY,
+    });
+    opened.push(srv, sideDb);
+    const headers = { authorization: `Bearer ${sideToken}` };
+    sides[side] = { url: srv.url, headers };
+    const page = await (await fetch(`${srv.url}/v2/webhook_deliveries?limit=100`, { headers })).json();
+    paths.first[side] = "/v2/webhook_deliveries?limit=100";
+    paths.cursor[side] = `/v2/webhook_deliveries?limit=100&starting_after=${page.data.at(-1).id}`;
+    paths.endpoint[side] = `/v2/webhook_deliveries?limit=100&endpoint_id=${endpoint}`;
+  }
+  log(`lists side by side: day ${days.early} and day ${days.late}, ${requests} requests per page and day, alternating`);
+  const p = await sideBySide(sides, paths, { requests });
+  for (const o of opened) await o.close();
+  const lists = (side) => Object.fromEntries(Object.entries(p).map(([k, v]) => [k, v[side]]));
+  const out = { requests, early: { day: days.early, lists: lists("early") }, late: { day: days.late, lists: lists("late") } };
+  log(`lists side by side: ${JSON.stringify(out)}`);
+  return out;
+}
+
 // ---- report ----------------------------------------------------------------------------------
 const steady = series.filter((p) => p.day > RETENTION + 1);
 const plateau = { min: Math.min(...steady.map((p) => p.sizeMb)), max: Math.max(...steady.map((p) => p.sizeMb)) };
@@ -360,11 +417,12 @@ const result = {
   date: new Date().toISOString(),
   command: `flock /tmp/ars-bench.lock npm run bench:retention${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
   machine: await machineInfo(args["database-url"]),
-  settings: { days: DAYS, eventsPerDay: PER_DAY, deliveriesPerDay: PER_DAY * ENDPOINTS, retentionDays: RETENTION, engineEvents: Number(args["engine-events"]) },
+  settings: { days: DAYS, eventsPerDay: PER_DAY, deliveriesPerDay: PER_DAY * ENDPOINTS, retentionDays: RETENTION, engineEvents: Number(args["engine-events"]), listRequests: Number(args["list-requests"]) },
   elapsedS,
   series,
   measured,
   alternated,
+  sideBySideLists,
   plateau,
   housekeepingMedianMs: { early: hkEarly, late: hkLate },
 };
@@ -413,17 +471,28 @@ function retentionMarkdown(r) {
   ];
   const listName = (key) => (key === "first" ? "first page" : key === "cursor" ? "second page by cursor" : "one endpoint");
   // day x against day y: the three lists and the engine, each judged against its bound
-  const judged = (x, y, how) => [
-    ...["first", "cursor", "endpoint"].map((key) =>
-      `| list p50 (\`limit=100\`, ${listName(key)}), day ${x.day} vs day ${y.day}${how} | ${f1(x.lists[key])} ms vs ${f1(y.lists[key])} ms (×${ratio(x.lists[key], y.lists[key]).toFixed(2)}) | ${ok(within(x.lists[key], y.lists[key]))} |`),
-    `| engine throughput (${x.engine.deliveries.toLocaleString("en")} deliveries published and delivered), day ${x.day} vs day ${y.day}${how} | ${f1(x.engine.perSecond)}/s vs ${f1(y.engine.perSecond)}/s (×${ratio(x.engine.perSecond, y.engine.perSecond).toFixed(2)}) | ${ok(ratio(x.engine.perSecond, y.engine.perSecond) >= 0.9)} |`,
-  ];
+  const f2 = (x) => x.toFixed(2);
+  const listsJudged = (x, y, how, digits = f1) =>
+    ["first", "cursor", "endpoint"].map((key) =>
+      `| list p50 (\`limit=100\`, ${listName(key)}), day ${x.day} vs day ${y.day}${how} | ${digits(x.lists[key])} ms vs ${digits(y.lists[key])} ms (×${ratio(x.lists[key], y.lists[key]).toFixed(2)}) | ${ok(within(x.lists[key], y.lists[key]))} |`);
+  const engineJudged = (x, y, how) =>
+    `| engine throughput (${x.engine.deliveries.toLocaleString("en")} deliveries published and delivered), day ${x.day} vs day ${y.day}${how} | ${f1(x.engine.perSecond)}/s vs ${f1(y.engine.perSecond)}/s (×${ratio(x.engine.perSecond, y.engine.perSecond).toFixed(2)}) | ${ok(ratio(x.engine.perSecond, y.engine.perSecond) >= 0.9)} |`;
+  const judged = (x, y, how) => [...listsJudged(x, y, how), engineJudged(x, y, how)];
+  const unjudged = (x, y, how) =>
+    `| ${how}, day ${x.day} vs day ${y.day} | ${["first", "cursor", "endpoint"].map((key) => `${listName(key)} ${f1(x.lists[key])} vs ${f1(y.lists[key])} ms`).join(", ")} | |`;
   const [a, b] = Object.keys(m).map(Number);
   const inRun = m[a] && m[b] ? [{ day: a, ...m[a] }, { day: b, ...m[b] }] : null;
   const alt = r.alternated;
   if (alt) {
     // the targets: both states measured in the same minutes (see the top of bench/retention.mjs)
-    lines.push(...judged(alt.early, alt.late, `, medians of ${alt.rounds} alternating rounds after the run`));
+    const sbs = r.sideBySideLists;
+    if (sbs) {
+      lines.push(...listsJudged(sbs.early, sbs.late, `, after the run: two servers, one per database, ${sbs.requests.toLocaleString("en")} requests each alternating one by one`, f2));
+      lines.push(engineJudged(alt.early, alt.late, `, medians of ${alt.rounds} alternating rounds after the run`));
+      lines.push(unjudged(alt.early, alt.late, `lists in those rounds (a process per database, ${r.settings.listRequests ?? 300} sequential requests per page; medians)`));
+    } else {
+      lines.push(...judged(alt.early, alt.late, `, medians of ${alt.rounds} alternating rounds after the run`));
+    }
     if (inRun) {
       const [x, y] = inRun;
       const lists = ["first", "cursor", "endpoint"].map((key) => `${listName(key)} ${f1(x.lists[key])} vs ${f1(y.lists[key])} ms`).join(", ");
