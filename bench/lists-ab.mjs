@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `node bench/lists-ab.mjs --against ../other-checkout` — the deliveries list's pages as users
-// request them (`limit=100`: the first page, the second by cursor, one endpoint's first page),
+// request them (`limit=100`: the first page, the second by cursor, one endpoint's first page;
+// `--list events`: the events list's first page, its second by cursor, one event by id),
 // this checkout's build against another checkout's, on a database `npm run bench:retention` left
 // (bench/NOTES.md, "The first page over the days kept"). Both servers run in this one process on
 // the same simulated clock (an hour into the day after the database's newest deliveries, as the
@@ -8,7 +9,7 @@
 // the machine does meanwhile falls on both alike. Prints each page's p50 on both and their ratio.
 // `--against .` is an A/A run: what the harness itself tells apart.
 //
-//   node bench/lists-ab.mjs --against ../other [--db ars_bench_retention] [--requests 1500] [--at 2026-11-29T01:00:00Z]
+//   node bench/lists-ab.mjs --against ../other [--list events] [--db ars_bench_retention] [--requests 1500] [--at 2026-11-29T01:00:00Z]
 //   node bench/lists-ab.mjs --against ../other --concurrency 8 [--seconds 5] [--rounds 3]
 //
 // Under load (`--concurrency`) each build serves the page alone for a few seconds at a time, in
@@ -29,6 +30,7 @@ const { values: args } = parseArgs({
     "database-url": { type: "string", default: process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" },
     db: { type: "string", default: "ars_bench_retention" },
     against: { type: "string" },
+    list: { type: "string", default: "deliveries" },
     requests: { type: "string", default: "1500" },
     // the simulated clock's start (ISO 8601); default an hour into the day after the newest deliveries
     at: { type: "string" },
@@ -65,11 +67,13 @@ const options = {
 };
 const servers = { against: await theirs.startServer(options), this: await ours.startServer(options) };
 const headers = { authorization: `Bearer ${token}` };
-const first = await (await fetch(`${servers.this.url}/v2/webhook_deliveries?limit=100`, { headers })).json();
+if (!["deliveries", "events"].includes(args.list)) throw new Error("--list is deliveries or events");
+const path = args.list === "events" ? "/v2/events" : "/v2/webhook_deliveries";
+const first = await (await fetch(`${servers.this.url}${path}?limit=100`, { headers })).json();
 const pages = {
-  "first page": "/v2/webhook_deliveries?limit=100",
-  "second page by cursor": `/v2/webhook_deliveries?limit=100&starting_after=${first.data.at(-1).id}`,
-  "one endpoint": `/v2/webhook_deliveries?limit=100&endpoint_id=${endpoint}`,
+  "first page": `${path}?limit=100`,
+  "second page by cursor": `${path}?limit=100&starting_after=${first.data.at(-1).id}`,
+  ...(args.list === "events" ? { "one event": `${path}/${first.data[50].id}` } : { "one endpoint": `${path}?limit=100&endpoint_id=${endpoint}` }),
 };
 /** `path` on one build for `seconds` with `concurrency` requests in flight: requests/s, CPU ms per request here and in PostgreSQL. */
 async function load(base, path, concurrency, seconds) {
@@ -110,7 +114,7 @@ if (args.concurrency) {
   process.exit(0);
 }
 
-console.log(`${args.db}, org ${org}, clock at ${clock.now().toISOString()}; ${REQUESTS} requests per page and build, alternating`);
+console.log(`${args.db}, org ${org}, ${args.list}, clock at ${clock.now().toISOString()}; ${REQUESTS} requests per page and build, alternating`);
 const sides = { this: { url: servers.this.url, headers }, against: { url: servers.against.url, headers } };
 const measured = await sideBySide(sides, Object.fromEntries(Object.entries(pages).map(([name, path]) => [name, { this: path, against: path }])), { requests: REQUESTS });
 for (const [name, { this: ours, against }] of Object.entries(measured)) {

@@ -146,16 +146,25 @@ function eventConditions(f: EventFilters): Condition[] {
 
 /** `now`: the one clock, for where a first page looks first (`ListTable.recentFrom`); `pages`: connections that keep their plans, where list pages are read (default `db`). */
 export function eventsRepo(db: Database, counts: CountCache, now: () => Date, pages?: SqlExecutor) {
-  const read = keysetReader<StoredEvent>(pages ?? db, { table: "events", columns: EVENT_LIST_COLUMNS, recentFrom: recentDaysFrom(now), plansKept: pages !== undefined }, counts);
+  const read = keysetReader<StoredEvent>(pages ?? db, { table: "events", columns: EVENT_LIST_COLUMNS, recentFrom: recentDaysFrom(now), plansKept: pages !== undefined, cursorFrom: "event_ids" }, counts);
   return {
     /** A page of the org's events, newest first (keyset on the events' list indexes). */
     list(orgId: string, f: EventFilters, page: PageRequest): Promise<Page<StoredEvent>> {
       return read(orgId, eventConditions(f), page);
     },
 
-    /** One event of the org; null for an unknown id or another org's. */
+    /**
+     * One event of the org; null for an unknown id or another org's. Its day comes from event_ids:
+     * by id alone, the look-up probed the key index of every kept day (0.43 against 0.34 ms over
+     * 38 day partitions, bench/NOTES.md); by its created_at the executor skips the other days.
+     */
     async findById(orgId: string, id: string): Promise<StoredEvent | null> {
-      const [row] = await db.query<StoredEvent>(`SELECT ${EVENT_LIST_COLUMNS} FROM events t WHERE t.id = $1::uuid AND t.org_id = $2`, [id, orgId]);
+      const [row] = await db.query<StoredEvent>(
+        `SELECT ${EVENT_LIST_COLUMNS} FROM events t
+          WHERE t.id = $1::uuid AND t.org_id = $2 AND t.created_at = (SELECT k.created_at FROM event_ids k WHERE k.id = $1::uuid)`,
+        [id, orgId],
+        { name: "ars_event_by_id" },
+      );
       return row ?? null;
     },
 

@@ -30,6 +30,9 @@ async function removeAsRetentionWould(eventIds: readonly string[]): Promise<void
   await db.query("DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE event_id = ANY($1::uuid[]))", [eventIds]);
   await db.query("DELETE FROM webhook_deliveries WHERE event_id = ANY($1::uuid[])", [eventIds]);
   await db.query("DELETE FROM events WHERE id = ANY($1::uuid[])", [eventIds]);
+  // retention forgets a dropped day's ids with it (repos/partitions.repo.ts): the index across days
+  // that cursors and look-ups by id read
+  await db.query("DELETE FROM event_ids WHERE id = ANY($1::uuid[])", [eventIds]);
 }
 
 describeKeysetList<Event>({

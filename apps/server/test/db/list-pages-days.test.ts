@@ -16,7 +16,7 @@ import { eventsRepo } from "../../src/repos/events.repo.js";
 import { webhookDeliveriesRepo } from "../../src/repos/webhook-deliveries.repo.js";
 import { createTestDatabase, onPostgres, type TestDatabase } from "../harness/db.js";
 import { partitionDays } from "../harness/partitions.js";
-import type { PlanNode } from "../harness/plans.js";
+import { nodes, type PlanNode } from "../harness/plans.js";
 import { endpointsSql } from "../harness/seed-sql.js";
 
 const BUSY = "0190a000-0000-7000-8000-00000000d001";
@@ -67,23 +67,29 @@ function recording<D extends SqlExecutor>(db: D) {
   return { db: recorded, sent };
 }
 
-/** The day partitions whose scans the statement's plan set up (YYYYMMDD; the history as "history"). */
-async function partitionsSetUp(db: Database, mode: "custom" | "generic", { sql, params }: { sql: string; params: unknown[] }): Promise<string[]> {
+/** The statement's plan as it ran (a plan made for the values, or the one kept for any). */
+async function planOf(db: Database, mode: "custom" | "generic", { sql, params }: { sql: string; params: unknown[] }): Promise<PlanNode> {
   const rollback = new Error("rollback");
-  let days: string[] = [];
+  let plan: PlanNode | undefined;
   await db
     .transaction(async (tx: SqlExecutor) => {
       if (mode === "generic") await tx.exec("SET LOCAL plan_cache_mode = force_generic_plan");
       const [row] = await tx.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
-      const all = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(all)];
-      const scans = all(row!["QUERY PLAN"][0].Plan).filter((n) => /^(webhook_deliveries|events)_(p\d{8}|history)$/.test(n["Relation Name"] ?? ""));
-      days = [...new Set(scans.map((n) => n["Relation Name"]!.replace(/^.*_p?/, "")))].sort();
+      plan = row!["QUERY PLAN"][0].Plan;
       throw rollback;
     })
     .catch((error: unknown) => {
       if (error !== rollback) throw error;
     });
-  return days;
+  return plan!;
+}
+
+const dayPartition = (n: PlanNode) => /^(webhook_deliveries|events)_(p\d{8}|history)$/.test(n["Relation Name"] ?? "");
+
+/** The day partitions whose scans the statement's plan set up (YYYYMMDD; the history as "history"). */
+async function partitionsSetUp(db: Database, mode: "custom" | "generic", statement: { sql: string; params: unknown[] }): Promise<string[]> {
+  const scans = nodes(await planOf(db, mode, statement)).filter(dayPartition);
+  return [...new Set(scans.map((n) => n["Relation Name"]!.replace(/^.*_p?/, "")))].sort();
 }
 
 /** The list's first `limit` ids as one unbounded statement orders them. */
@@ -92,9 +98,9 @@ async function firstIds(db: SqlExecutor, table: string, org: string, limit: numb
   return rows.map((r) => r.id);
 }
 
-/** The org's deliveries in list order (newest first), every one. */
-async function allDeliveryIds(db: SqlExecutor, org: string): Promise<string[]> {
-  return (await db.query<{ id: string }>("SELECT id FROM webhook_deliveries WHERE org_id = $1 ORDER BY created_at DESC, id DESC", [org])).map((r) => r.id);
+/** The org's rows of `table` in list order (newest first), every one. */
+async function allIds(db: SqlExecutor, org: string, table = "webhook_deliveries"): Promise<string[]> {
+  return (await db.query<{ id: string }>(`SELECT id FROM ${table} WHERE org_id = $1 ORDER BY created_at DESC, id DESC`, [org])).map((r) => r.id);
 }
 
 let t: TestDatabase | undefined;
@@ -170,7 +176,7 @@ describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL 
 
   it.each(["custom", "generic"] as const)("a page after a cursor, where plans are kept, is one statement that sets up the scans of the cursor's days only (%s plan)", async (mode) => {
     const now = new Date();
-    const all = await allDeliveryIds(t!.db, BUSY);
+    const all = await allIds(t!.db, BUSY);
     // a cursor in the middle of the days: 15 days back
     const at = all.findIndex((id) => (uuidTime(id) < now.getTime() - 15 * DAY_MS));
     const { db, sent } = recording(keptPlans!);
@@ -192,13 +198,13 @@ describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL 
     const now = new Date();
     const { db, sent } = recording(keptPlans!);
     const list = webhookDeliveriesRepo(t!.db, createCountCache(), () => now, db);
-    const all = await allDeliveryIds(t!.db, BUSY);
+    const all = await allIds(t!.db, BUSY);
     // the oldest day's rows and past them: the list ends, the page is short
     const tail = await list.list(BUSY, {}, { limit: 100, includeTotal: false, startingAfter: all[all.length - 50] });
     expect(tail.rows.map((r) => r.id)).toEqual(all.slice(all.length - 49));
     expect(tail.hasMore).toBe(false);
     // the quiet org's twelve rows, ten days ago: the window holds them all
-    const quiet = await allDeliveryIds(t!.db, QUIET);
+    const quiet = await allIds(t!.db, QUIET);
     const after = await list.list(QUIET, {}, { limit: 5, includeTotal: false, startingAfter: quiet[2] });
     expect(after.rows.map((r) => r.id)).toEqual(quiet.slice(3, 8));
     // two statements for a short page: the cursor's days, then the whole list
@@ -206,5 +212,44 @@ describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL 
     await list.list(QUIET, {}, { limit: 100, includeTotal: false, startingAfter: quiet[2] });
     expect(sent).toHaveLength(2);
     await expect(list.list(QUIET, {}, { limit: 5, includeTotal: false, startingAfter: all[5] })).rejects.toBeInstanceOf(InvalidCursorError);
+  });
+
+  it.each([
+    ["custom", "on the main pool"],
+    ["generic", "where plans are kept"],
+  ] as const)("events: a page after a cursor finds the cursor's row by one probe of event_ids, not in every day's events (%s plan, %s)", async (mode, where) => {
+    const now = new Date();
+    const all = await allIds(t!.db, BUSY, "events");
+    const at = all.length >> 1;
+    const { db, sent } = recording(where === "on the main pool" ? t!.db : keptPlans!);
+    const list = where === "on the main pool" ? eventsRepo(db as Database, createCountCache(), () => now) : eventsRepo(t!.db, createCountCache(), () => now, db);
+    const older = await list.list(BUSY, {}, { limit: 100, includeTotal: false, startingAfter: all[at] });
+    expect(older.rows.map((r) => r.id)).toEqual(all.slice(at + 1, at + 101));
+    const newer = await list.list(BUSY, {}, { limit: 100, includeTotal: false, endingBefore: all[at] });
+    expect(newer.rows.map((r) => r.id)).toEqual(all.slice(at - 100, at));
+    expect(sent).toHaveLength(2);
+    for (const statement of sent) {
+      const initPlans = nodes(await planOf(t!.db, mode, statement)).filter((n) => /^InitPlan/.test(n["Subplan Name"] ?? ""));
+      expect(initPlans).toHaveLength(1);
+      // the cursor's row: event_ids alone, whatever the days kept
+      expect(nodes(initPlans[0]!).filter((n) => n["Relation Name"] !== undefined).map((n) => n["Relation Name"])).toEqual(["event_ids"]);
+    }
+    // an id of no event of this org is still refused, by name
+    await expect(list.list(QUIET, {}, { limit: 5, includeTotal: false, startingAfter: all[5] })).rejects.toBeInstanceOf(InvalidCursorError);
+  });
+
+  it.each(["custom", "generic"] as const)("an event by id reads its own day's partition only, its day found in event_ids (%s plan)", async (mode) => {
+    const all = await allIds(t!.db, BUSY, "events");
+    const id = all[all.length >> 1]!;
+    const { db, sent } = recording(t!.db);
+    const events = eventsRepo(db as Database, createCountCache(), () => new Date());
+    const found = await events.findById(BUSY, id);
+    expect(found?.id).toBe(id);
+    expect(sent).toHaveLength(1);
+    const read = nodes(await planOf(t!.db, mode, sent[0]!)).filter((n) => dayPartition(n) && (n["Actual Loops"] ?? 0) > 0);
+    expect(read.map((n) => n["Relation Name"])).toEqual([`events_p${partitionDay(found!.created_at)}`]);
+    // another org's id, and an id of no event, are no event of this org
+    expect(await events.findById(QUIET, id)).toBeNull();
+    expect(await events.findById(BUSY, "0190a000-0000-7000-8000-0000000000ff")).toBeNull();
   });
 });
