@@ -146,7 +146,7 @@ function eventConditions(f: EventFilters): Condition[] {
 
 /** `now`: the one clock, for where a first page looks first (`ListTable.recentFrom`); `pages`: connections that keep their plans, where list pages are read (default `db`). */
 export function eventsRepo(db: Database, counts: CountCache, now: () => Date, pages?: SqlExecutor) {
-  const read = keysetReader<StoredEvent>(pages ?? db, { table: "events", columns: EVENT_LIST_COLUMNS, recentFrom: recentDaysFrom(now), plansKept: pages !== undefined, cursorFrom: "event_ids" }, counts);
+  const read = keysetReader<StoredEvent>(pages ?? db, { table: "events", columns: EVENT_LIST_COLUMNS, recentFrom: recentDaysFrom(now), plansKept: pages !== undefined, cursorFrom: "event_ids", remembersCursors: true }, counts);
   return {
     /** A page of the org's events, newest first (keyset on the events' list indexes). */
     list(orgId: string, f: EventFilters, page: PageRequest): Promise<Page<StoredEvent>> {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { SqlExecutor } from "../db/client.js";
 import { InvalidCursorError } from "../lib/errors.js";
+import { DAY_MS } from "../domain/retention.js";
 import { idTimeWindow } from "../lib/ids.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { CountCache } from "./count-cache.js";
@@ -54,6 +55,13 @@ export interface ListTable {
    * day, and the look-up in `events` probed every kept day (over 46, that subselect set up 46 scans).
    */
   readonly cursorFrom?: string;
+  /**
+   * Partitioned by day on created_at, ids that name no day: the created_at of the rows at each end
+   * of the pages this process served are remembered, and where plans are kept, a page after such a
+   * cursor reads the days around it first (as `dayPartitioned` does by the id's time). A client
+   * walking the list sends the last page's end as its cursor.
+   */
+  readonly remembersCursors?: boolean;
 }
 
 export type Walk = "first" | "older" | "newer";
@@ -85,7 +93,8 @@ export function pageSql(source: ListTable, conditions: readonly Condition[], wal
   const where = filterSql(conditions);
   const next = conditions.length + 2;
   const recent = near && walk === "first";
-  const windowed = near && walk !== "first" && source.dayPartitioned === true;
+  // a cursor's days: its id's (`dayPartitioned`), or its row's as remembered (`remembersCursors`)
+  const windowed = near && walk !== "first";
   // PostgreSQL prunes the older days as the statement starts, so a kept plan sets up the recent
   // days' scans only (the history's too, through the cast). The deliveries' and events' pages run
   // where plans are always kept (the lists' pool, db/postgres.ts); elsewhere (the embedded
@@ -138,6 +147,8 @@ const named = (sql: string): Statement => ({ sql, name: `ars_list_${createHash("
  */
 const SPARSE_MS = 60_000;
 const SPARSE_ENTRIES = 1_000;
+/** Page ends remembered (`ListTable.remembersCursors`): two per page served, ≈ 100 bytes each. */
+const CURSOR_ENTRIES = 10_000;
 
 /** Pages of one list read through the driver; rows come back as the caller's row type. */
 /**
@@ -145,7 +156,7 @@ const SPARSE_ENTRIES = 1_000;
  * know may be a row it has not replayed yet (a client paging from an id the primary just gave
  * it): that page is read again on the primary before the cursor is called invalid.
  */
-export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: CountCache, primary?: SqlExecutor) {
+export function keysetReader<Row extends { id: string; created_at: Date | string }>(db: SqlExecutor, source: ListTable, counts: CountCache, primary?: SqlExecutor) {
   const statements = new Map<string, Statement>();
   const statement = (key: string, build: () => string): Statement => {
     let built = statements.get(key);
@@ -157,6 +168,19 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
   // filter shape and values (the org's among them) → until when (the monotonic clock: this
   // process's own memory) its recent days are known to hold less than a page
   const sparse = new Map<string, number>();
+  // a page end's id → its created_at (which never changes), the oldest forgotten first
+  const ends = new Map<string, Date>();
+  const remember = (row: Row | undefined) => {
+    if (row === undefined || ends.has(row.id)) return;
+    ends.set(row.id, new Date(row.created_at));
+    if (ends.size > CURSOR_ENTRIES) ends.delete(ends.keys().next().value!);
+  };
+  /** The days around a cursor: by its UUIDv7's time, or by the created_at of a page end served here. */
+  const cursorWindow = (cursorId: string): { from: Date; until: Date } | null => {
+    if (source.dayPartitioned) return idTimeWindow(cursorId);
+    const at = source.remembersCursors ? ends.get(cursorId) : undefined;
+    return at === undefined ? null : { from: new Date(at.getTime() - DAY_MS), until: new Date(at.getTime() + DAY_MS) };
+  };
 
   /**
    * A page: where the table allows, the rows near it first (`pageSql`'s `near`: a first page's
@@ -171,8 +195,10 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
     if (walk === "first") {
       const sparseUntil = sparse.get(sparseKey);
       if (source.recentFrom && !(sparseUntil !== undefined && performance.now() < sparseUntil)) nearParams = [...params, source.recentFrom().toISOString()];
-    } else if (source.plansKept && source.dayPartitioned && cursorId !== undefined && idTimeWindow(cursorId)) {
-      nearParams = params;
+    } else if (source.plansKept && cursorId !== undefined) {
+      const w = cursorWindow(cursorId);
+      // a dayPartitioned page's parameters carry its window already (readOn)
+      if (w) nearParams = source.dayPartitioned ? params : [...params, w.from.toISOString(), w.until.toISOString()];
     }
     if (nearParams) {
       const near = statement(`${walk}-near:${shape}:${fetch}`, () => pageSql(source, conditions, walk, fetch, true));
@@ -220,6 +246,10 @@ export function keysetReader<Row>(db: SqlExecutor, source: ListTable, counts: Co
     const hasMore = fetched.length > page.limit;
     if (hasMore) fetched.length = page.limit;
     if (walk === "newer") fetched.reverse();
+    if (source.remembersCursors && source.plansKept) {
+      remember(fetched[0]);
+      remember(fetched.at(-1));
+    }
     return { rows: fetched, hasMore, total };
   }
 

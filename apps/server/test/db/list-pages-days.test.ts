@@ -252,4 +252,29 @@ describe.skipIf(!onPostgres)("a first page over many day partitions (PostgreSQL 
     expect(await events.findById(QUIET, id)).toBeNull();
     expect(await events.findById(BUSY, "0190a000-0000-7000-8000-0000000000ff")).toBeNull();
   });
+
+  it.each(["custom", "generic"] as const)("events: a page after a cursor this process served as a page's end reads the days around it only, where plans are kept (%s plan)", async (mode) => {
+    const now = new Date();
+    const all = await allIds(t!.db, BUSY, "events");
+    const at = all.length >> 1;
+    const { db, sent } = recording(keptPlans!);
+    const list = eventsRepo(t!.db, createCountCache(), () => now, db);
+    // a cursor no page of this process ended at: the whole list's statement, at once
+    const page = await list.list(BUSY, {}, { limit: 100, includeTotal: false, startingAfter: all[at] });
+    expect(page.rows.map((r) => r.id)).toEqual(all.slice(at + 1, at + 101));
+    expect(sent).toHaveLength(1);
+    // the walk on, both ways, from that page's ends
+    sent.length = 0;
+    const older = await list.list(BUSY, {}, { limit: 100, includeTotal: false, startingAfter: page.rows.at(-1)!.id });
+    expect(older.rows.map((r) => r.id)).toEqual(all.slice(at + 101, at + 201));
+    const newer = await list.list(BUSY, {}, { limit: 100, includeTotal: false, endingBefore: page.rows[0]!.id });
+    expect(newer.rows.map((r) => r.id)).toEqual(all.slice(at - 99, at + 1));
+    expect(sent).toHaveLength(2);
+    const around = (row: { created_at: Date }) => [-1, 0, 1].map((d) => partitionDay(new Date(row.created_at.getTime() + d * DAY_MS)));
+    for (const [statement, end] of [[sent[0]!, page.rows.at(-1)!], [sent[1]!, page.rows[0]!]] as const) {
+      const setUp = await partitionsSetUp(t!.db, mode, statement);
+      expect(setUp.length).toBeGreaterThan(0);
+      expect(setUp.filter((day) => !around(end).includes(day))).toEqual([]);
+    }
+  });
 });
