@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { SqlExecutor } from "../db/client.js";
-import { InvalidCursorError } from "../lib/errors.js";
 import { DAY_MS } from "../domain/retention.js";
+import { InvalidCursorError } from "../lib/errors.js";
 import { idTimeWindow } from "../lib/ids.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { CountCache } from "./count-cache.js";
