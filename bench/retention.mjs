@@ -326,16 +326,17 @@ const alternated = alternate(Number(args["alternate-rounds"]));
 const sideBySideLists = alternated ? await listsSideBySide(Number(args["side-by-side-requests"])) : null;
 const elapsedS = (Date.now() - started) / 1000;
 
-/**
- * Day 1 against the last day, measured in the same minutes: each round measures a fresh database
- * holding one day (its own child run of this script), then this run's database as its last day
- * left it (`--measure-only`). Medians over the rounds.
- */
+/** A child run of this script with this run's settings and `extra`; its standard output. */
 function child(extra) {
   const common = ["--database-url", args["database-url"], "--engine-events", args["engine-events"], "--list-requests", args["list-requests"], "--events-per-day", args["events-per-day"], "--emit"];
   return execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...extra, ...common], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
 }
 
+/**
+ * Day 1 against the last day, measured in the same minutes: each round measures a fresh database
+ * holding one day (its own child run of this script), then this run's database as its last day
+ * left it (`--measure-only`). Medians over the rounds.
+ */
 function alternate(rounds) {
   if (rounds <= 0) return null;
   const measure = (extra) => {
