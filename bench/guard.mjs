@@ -36,17 +36,23 @@ const { values: args } = parseArgs({
  * (`status=failed`, the smallest page, highest: the fixed cost per request weighs most there;
  * single rounds up to 1.70 ×) and 2.0–2.5 × for the engine. The young generation kept at its
  * initial size (the regression this was written against) measured 1.99–2.41 × per list, 2.17 ×
- * their mean. A list
- * scenario fails alone past LIST_EACH; LIST_ALL bounds the geometric mean over the eight, where
- * one noisy round weighs less: a 1.5 × regression of every list lifts the mean from ≈ 1.3 to
- * ≈ 1.95. ENGINE_DB bounds the PostgreSQL backends' CPU per delivery (claims, records, their
+ * their mean. On the AMD EPYC instances of 2026-11-28 the same build measured higher: the
+ * mean 1.05–1.41 × (1.33–1.41 × in the runs outside CI), and the 53 KB page 1.48–1.79 × by
+ * its medians, single rounds up to 1.85 ×: the framework's fixed cost per request (≈ 0.3–0.5 ms,
+ * bench/NOTES.md "What the 53 KB page pays for") weighs more where the floor's page costs
+ * 0.9–1.0 ms. A list scenario fails alone past LIST_EACH, the 53 KB page past LIST_SMALL_PAGE
+ * (a 1.5 × regression of it reads ≈ 2.4 ×); LIST_ALL bounds the geometric mean over the eight,
+ * where one noisy round weighs less: a 1.5 × regression of every list lifts the mean from ≈ 1.35 to
+ * ≈ 2.0. ENGINE_DB bounds the PostgreSQL backends' CPU per delivery (claims, records, their
  * plans over the 30 kept day partitions) against the same loop: 1.45–1.56 × in healthy runs on
  * this machine (0.30–0.33 ms per delivery; 4.2–5.1 × before the engine's statements were planned
  * once per connection), so a doubling of the database's side fails. The guard's database is made
  * fresh, its partitions never analyzed while empty: it does not meet the plans made on an empty
  * day (bench/NOTES.md), which test/db/empty-day-plans.test.ts holds instead.
  */
-export const BOUNDS = { LIST_EACH: 1.8, LIST_ALL: 1.5, ENGINE: 5, ENGINE_DB: 3 };
+export const BOUNDS = { LIST_EACH: 1.8, LIST_SMALL_PAGE: 2.1, LIST_ALL: 1.6, ENGINE: 5, ENGINE_DB: 3 };
+/** The scenario whose page is small enough for the fixed cost per request to dominate (LIST_SMALL_PAGE). */
+const SMALL_PAGE = "ce-status";
 
 if (args.help) {
   console.log(`npm run bench:guard [-- options]
@@ -57,7 +63,7 @@ if (args.help) {
   --events N           events stored for the engine (1000, five deliveries each)
   --idle S             seconds the servers idle before the list load (25), as a service does between bursts
   --together on|off    load product and baseline at the same time (on) or alternately (off)
-bounds (product CPU per unit ÷ baseline's, same run): each list ≤ ${BOUNDS.LIST_EACH} ×, lists' geometric mean ≤ ${BOUNDS.LIST_ALL} ×, engine ≤ ${BOUNDS.ENGINE} ×`);
+bounds (product CPU per unit ÷ baseline's, same run): each list ≤ ${BOUNDS.LIST_EACH} × (the 53 KB page ≤ ${BOUNDS.LIST_SMALL_PAGE} ×), lists' geometric mean ≤ ${BOUNDS.LIST_ALL} ×, engine ≤ ${BOUNDS.ENGINE} ×`);
   process.exit(0);
 }
 
@@ -165,9 +171,10 @@ const failures = [];
         cpus.baseline.push(r.baseline.cpuPerRequest);
       }
       const ratio = median(ratios);
-      const ok = ratio <= BOUNDS.LIST_EACH;
-      if (!ok) failures.push(`${s.key}: ${ratio.toFixed(2)} × the floor's CPU per request (bound ${BOUNDS.LIST_EACH} ×)`);
-      rows.push({ what: s.key, unit: "request", product: median(cpus.product), baseline: median(cpus.baseline), ratio, range: [Math.min(...ratios), Math.max(...ratios)], bound: BOUNDS.LIST_EACH, ok });
+      const bound = s.key === SMALL_PAGE ? BOUNDS.LIST_SMALL_PAGE : BOUNDS.LIST_EACH;
+      const ok = ratio <= bound;
+      if (!ok) failures.push(`${s.key}: ${ratio.toFixed(2)} × the floor's CPU per request (bound ${bound} ×)`);
+      rows.push({ what: s.key, unit: "request", product: median(cpus.product), baseline: median(cpus.baseline), ratio, range: [Math.min(...ratios), Math.max(...ratios)], bound, ok });
       product.send({ type: "mem", seq: s.key });
       const mem = await product.next((m) => m.type === "mem" && m.seq === s.key, 5_000);
       log(`${s.key.padEnd(17)} young generation ${(mem.newSpace / 2 ** 20).toFixed(0)} MB; CPU ms/request ${median(cpus.product).toFixed(2)} vs floor ${median(cpus.baseline).toFixed(2)}: ${ratio.toFixed(2)} × (rounds ${ratios.map((x) => x.toFixed(2)).join(", ")})`);
