@@ -19,7 +19,12 @@ export function uuidv7Time(id: string): Date | null {
  */
 export function idTimeWindow(id: string): { from: Date; until: Date } | null {
   const at = uuidv7Time(id);
-  return at && { from: new Date(at.getTime() - 86_400_000), until: new Date(at.getTime() + 86_400_000) };
+  return at && dayEitherSide(at);
+}
+
+/** From a day before `at` to a day after it: where a row stamped at or near `at` is. */
+export function dayEitherSide(at: Date): { from: Date; until: Date } {
+  return { from: new Date(at.getTime() - 86_400_000), until: new Date(at.getTime() + 86_400_000) };
 }
 /** The creation time a UUIDv7 carries: its first 48 bits, in unix milliseconds. */
 export const uuidv7Millis = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);

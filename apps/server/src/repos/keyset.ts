@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import type { SqlExecutor } from "../db/client.js";
-import { DAY_MS } from "../domain/retention.js";
 import { InvalidCursorError } from "../lib/errors.js";
-import { idTimeWindow } from "../lib/ids.js";
+import { dayEitherSide, idTimeWindow } from "../lib/ids.js";
 import type { Page, PageRequest } from "../lib/page.js";
 import type { CountCache } from "./count-cache.js";
 
@@ -86,8 +85,9 @@ export const fetchSize = (limit: number): number => FETCH_SIZES.find((n) => n > 
 
 /**
  * The whole list's page, or (`near`) only the rows near it: a first page of the rows created from
- * the last parameter on (`ListTable.recentFrom`), a page after a cursor of the rows within its
- * id's time window (`ListTable.plansKept`). A near page that comes back full is the page.
+ * the last parameter on (`ListTable.recentFrom`), a page after a cursor of the rows within a day
+ * either side of it (its id's time, or its row's as remembered: `ListTable.plansKept`,
+ * `remembersCursors`), the last two parameters. A near page that comes back full is the page.
  */
 export function pageSql(source: ListTable, conditions: readonly Condition[], walk: Walk, fetch: number, near = false): string {
   const where = filterSql(conditions);
@@ -179,7 +179,7 @@ export function keysetReader<Row extends { id: string; created_at: Date | string
   const cursorWindow = (cursorId: string): { from: Date; until: Date } | null => {
     if (source.dayPartitioned) return idTimeWindow(cursorId);
     const at = source.remembersCursors ? ends.get(cursorId) : undefined;
-    return at === undefined ? null : { from: new Date(at.getTime() - DAY_MS), until: new Date(at.getTime() + DAY_MS) };
+    return at === undefined ? null : dayEitherSide(at);
   };
 
   /**
@@ -234,7 +234,7 @@ export function keysetReader<Row extends { id: string; created_at: Date | string
     if (cursorId !== undefined) params.push(cursorId);
     if (cursorId !== undefined && source.dayPartitioned) {
       // -infinity/infinity for an id that is not a UUIDv7: then every partition is looked in
-      const w = idTimeWindow(cursorId);
+      const w = cursorWindow(cursorId);
       params.push(w?.from ?? "-infinity", w?.until ?? "infinity");
     }
     // The page and the count run together; Promise.all settles both when either fails.
